@@ -1,0 +1,185 @@
+/* What a session tells about itself: I/O, placement report, stats, trace. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+#include "status.h"
+
+uint32_t axle_session_input_count(const axle_session_t* s) { return s ? s->graph.input_count : 0; }
+uint32_t axle_session_output_count(const axle_session_t* s) { return s ? s->graph.output_count : 0; }
+
+static axle_status_t io_info(const axle_session_t* s, uint32_t index, axle_tensor_info_t* info,
+                             int output) {
+  if (!s || !info || info->struct_size < sizeof(uint32_t))
+    return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT,
+                            "session and info (with struct_size) are required");
+  uint32_t count = output ? s->graph.output_count : s->graph.input_count;
+  if (index >= count)
+    return axle_status_make(AXLE_STATUS_NOT_FOUND, "%s index %u out of range (%u)",
+                            output ? "output" : "input", index, count);
+  axle_tensor_info_fill(&s->graph.tensors[output ? s->graph.outputs[index] : s->graph.inputs[index]], info);
+  return AXLE_OK;
+}
+
+axle_status_t axle_session_input_info(const axle_session_t* s, uint32_t index, axle_tensor_info_t* info) {
+  return io_info(s, index, info, 0);
+}
+
+axle_status_t axle_session_output_info(const axle_session_t* s, uint32_t index, axle_tensor_info_t* info) {
+  return io_info(s, index, info, 1);
+}
+
+axle_status_t axle_session_stats(const axle_session_t* s, axle_session_stats_t* stats) {
+  if (!s || !stats || stats->struct_size < sizeof(uint32_t))
+    return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT,
+                            "session and stats (with struct_size) are required");
+  axle_session_stats_t full = {sizeof(full), s->planned_peak_bytes, s->unplanned_bytes,
+                               s->partition_count, s->order_count};
+  uint32_t size = stats->struct_size < sizeof(full) ? stats->struct_size : sizeof(full);
+  memcpy(stats, &full, size);
+  stats->struct_size = size;
+  return AXLE_OK;
+}
+
+typedef struct text_t {
+  char* p;
+  size_t n, cap;
+  int failed;
+} text_t;
+
+static void put(text_t* t, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(text_t* t, const char* fmt, ...) {
+  while (!t->failed) {
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(t->p ? t->p + t->n : NULL, t->p ? t->cap - t->n : 0, fmt, ap);
+    va_end(ap);
+    if (w < 0) {
+      t->failed = 1;
+      return;
+    }
+    if (t->p && (size_t)w < t->cap - t->n) {
+      t->n += (size_t)w;
+      return;
+    }
+    size_t cap = (t->cap + (size_t)w + 256) * 2;
+    char* g = (char*)realloc(t->p, cap);
+    if (!g) {
+      t->failed = 1;
+      return;
+    }
+    t->p = g;
+    t->cap = cap;
+  }
+}
+
+/* JSON string body of s. */
+static void put_json_string(text_t* t, const char* s) {
+  put(t, "\"");
+  for (; s && *s; ++s) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      put(t, "\\%c", c);
+    else if (c < 0x20)
+      put(t, "\\u%04x", c);
+    else
+      put(t, "%c", c);
+  }
+  put(t, "\"");
+}
+
+axle_status_t axle_session_placement_report(const axle_session_t* s, int format, char** out_text) {
+  if (out_text) *out_text = NULL;
+  if (!s || !out_text) return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "session and out_text are required");
+  if (format != AXLE_REPORT_TEXT && format != AXLE_REPORT_JSON)
+    return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "unknown report format %d", format);
+  const axle_graph_t* g = &s->graph;
+  text_t t = {NULL, 0, 0, 0};
+  if (format == AXLE_REPORT_TEXT) {
+    put(&t, "placement of %s: %u nodes, %u executed in %u partition%s\n", g->source, g->node_count,
+        s->order_count, s->partition_count, s->partition_count == 1 ? "" : "s");
+    for (uint32_t n = 0; n < g->node_count; ++n) {
+      const axle_node_placement_t* p = &s->placement[n];
+      const char* dev = p->dev >= 0 ? s->devs[p->dev]->info.name : "-";
+      put(&t, "  %-24s %-20s -> %-8s %s", g->nodes[n].name, g->nodes[n].op_type, dev,
+          p->state ? p->state : "");
+      if (p->reasons) put(&t, " (%s)", p->reasons);
+      put(&t, "\n");
+    }
+    for (uint32_t d = 0; d < s->dev_count; ++d)
+      if (s->arena_bytes[d])
+        put(&t, "  arena on %s: %llu bytes\n", s->devs[d]->info.name,
+            (unsigned long long)s->arena_bytes[d]);
+    put(&t, "  planned peak: %llu bytes (without reuse: %llu)\n",
+        (unsigned long long)s->planned_peak_bytes, (unsigned long long)s->unplanned_bytes);
+  } else {
+    put(&t, "{\"model\":");
+    put_json_string(&t, g->source);
+    put(&t, ",\"planned_peak_bytes\":%llu,\"unplanned_bytes\":%llu,\"nodes\":[",
+        (unsigned long long)s->planned_peak_bytes, (unsigned long long)s->unplanned_bytes);
+    for (uint32_t n = 0; n < g->node_count; ++n) {
+      const axle_node_placement_t* p = &s->placement[n];
+      put(&t, "%s{\"name\":", n ? "," : "");
+      put_json_string(&t, g->nodes[n].name);
+      put(&t, ",\"op\":");
+      put_json_string(&t, g->nodes[n].op_type);
+      put(&t, ",\"device\":");
+      if (p->dev >= 0)
+        put_json_string(&t, s->devs[p->dev]->info.name);
+      else
+        put(&t, "null");
+      put(&t, ",\"state\":");
+      put_json_string(&t, p->state ? p->state : "");
+      put(&t, ",\"reasons\":");
+      if (p->reasons)
+        put_json_string(&t, p->reasons);
+      else
+        put(&t, "null");
+      put(&t, "}");
+    }
+    put(&t, "],\"partitions\":[");
+    for (uint32_t i = 0; i < s->partition_count; ++i)
+      put(&t, "%s{\"device\":\"%s\",\"nodes\":%u}", i ? "," : "",
+          s->devs[s->partitions[i].dev]->info.name, s->partitions[i].node_count);
+    put(&t, "]}\n");
+  }
+  if (t.failed) {
+    free(t.p);
+    return axle_status_make(AXLE_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  *out_text = t.p;
+  return AXLE_OK;
+}
+
+axle_status_t axle_session_trace_json(axle_session_t* s, char** out_json) {
+  if (out_json) *out_json = NULL;
+  if (!s || !out_json) return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "session and out_json are required");
+  if (!(s->flags & AXLE_SESSION_PROFILE))
+    return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT,
+                            "%s: the session was created without AXLE_SESSION_PROFILE", s->graph.source);
+  *out_json = axle_trace_to_json(&s->trace);
+  return *out_json ? AXLE_OK : axle_status_make(AXLE_STATUS_OUT_OF_MEMORY, "out of memory");
+}
+
+axle_status_t axle_session_trace_write(axle_session_t* s, const char* path) {
+  if (!path) return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "path is NULL");
+  char* json = NULL;
+  axle_status_t st = axle_session_trace_json(s, &json);
+  if (st != AXLE_OK) return st;
+  FILE* f = fopen(path, "wb");
+  if (!f) {
+    free(json);
+    return axle_status_make(AXLE_STATUS_IO_ERROR, "%s: cannot write trace", path);
+  }
+  size_t len = strlen(json);
+  int ok = fwrite(json, 1, len, f) == len;
+  ok = (fclose(f) == 0) && ok;
+  free(json);
+  return ok ? AXLE_OK : axle_status_make(AXLE_STATUS_IO_ERROR, "%s: write failed", path);
+}
+
+void axle_session_trace_clear(axle_session_t* s) {
+  if (s) axle_trace_clear(&s->trace);
+}
