@@ -43,17 +43,19 @@ axle_status_t axle_plugin_open(const char* path, axle_plugin_t** out_plugin) {
     return refuse(lib, AXLE_STATUS_ABI_MISMATCH, path, why);
   }
   const axle_hal_plugin_header_t* h = &table->header;
-  if (h->abi_version == 0 || h->abi_version > AXLE_HAL_ABI_VERSION) {
+  /* Copies: the header lives in the library, which is unloaded on refusal. */
+  uint32_t version = h->abi_version, size = h->struct_size;
+  if (version == 0 || version > AXLE_HAL_ABI_VERSION) {
     dlclose(lib);
     return axle_status_make(AXLE_STATUS_ABI_MISMATCH,
                             "%s: plugin speaks ABI version %u, this core speaks 1..%u", path,
-                            h->abi_version, AXLE_HAL_ABI_VERSION);
+                            version, AXLE_HAL_ABI_VERSION);
   }
-  if (h->struct_size < AXLE_PLUGIN_MIN_SIZE) {
+  if (size < AXLE_PLUGIN_MIN_SIZE) {
     dlclose(lib);
     return axle_status_make(AXLE_STATUS_ABI_MISMATCH,
                             "%s: plugin table is %u bytes, ABI version %u needs at least %zu",
-                            path, h->struct_size, h->abi_version, (size_t)AXLE_PLUGIN_MIN_SIZE);
+                            path, size, version, (size_t)AXLE_PLUGIN_MIN_SIZE);
   }
   if (!h->name || !h->name[0] || strlen(h->name) >= 64)
     return refuse(lib, AXLE_STATUS_ABI_MISMATCH, path, "plugin header has no valid name");
@@ -81,11 +83,12 @@ axle_status_t axle_plugin_open(const char* path, axle_plugin_t** out_plugin) {
   if (st != AXLE_HAL_OK) {
     char msg[900];
     snprintf(msg, sizeof(msg), "%s", axle_status_message());
+    axle_status_make((axle_status_t)st, "%s: plugin '%s' failed to initialise: %s", path,
+                     p->name, *msg ? msg : axle_status_string((axle_status_t)st));
     free(p->path);
     free(p);
     dlclose(lib);
-    return axle_status_make((axle_status_t)st, "%s: plugin '%s' failed to initialise: %s", path,
-                            h->name, *msg ? msg : axle_status_string((axle_status_t)st));
+    return (axle_status_t)st;
   }
   *out_plugin = p;
   return AXLE_OK;
