@@ -1,0 +1,665 @@
+/*
+ * Elementwise op family of the CPU plugin: arithmetic with numpy
+ * broadcasting, comparisons, Where, activations, Cast and Q/DQ.
+ *
+ * prepare() turns shapes into axle_nd_t plans (kernels/include/
+ * axle_kernels_copy.h) and picks one kernel function pointer per op, so run()
+ * is a table-free walk. Ops that share a shape (all unary ops, all binary
+ * ops) share check/prepare/run and find their differences in small
+ * descriptor tables keyed by op_type.
+ *
+ * Declined (check() says so): float16/bfloat16 arithmetic, Equal/Less/
+ * Greater on bool or 8/16-bit integers, Pow with a runtime exponent of another
+ * dtype, Cast from/to string, Q/DQ with block_size, non-float32 scales,
+ * float8/int4 types, Dropout with a constant training_mode = true.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "axle_kernels_elementwise.h"
+#include "cpu_op.h"
+
+/* ------------------------------------------------------------------------ */
+/* Shared helpers                                                            */
+/* ------------------------------------------------------------------------ */
+
+static const char* dname(int32_t dtype) {
+  const char* n = axle_cast_dtype_name(dtype);
+  return n ? n : "undefined";
+}
+
+/* prepare() failures name the node, as every Axle message does. */
+static int32_t fail(const axle_hal_host_t* host, const cpu_step_t* step, int32_t code,
+                    const char* what) {
+  return host->status_make(code, "cpu: node '%s' (%s): %s", step->node->name,
+                           step->node->op_type, what);
+}
+
+/* params is one calloc() block that the step owns (the plugin frees it). */
+static void* params_new(const axle_hal_host_t* host, cpu_step_t* step, size_t bytes) {
+  step->params = calloc(1, bytes);
+  if (!step->params)
+    host->status_make(AXLE_HAL_OUT_OF_MEMORY, "cpu: node '%s' (%s): out of memory",
+                      step->node->name, step->node->op_type);
+  return step->params;
+}
+
+static size_t elements(const axle_hal_tensor_t* t) {
+  return (size_t)axle_hal_tensor_elements(t);
+}
+
+/* Index of a dtype in the kernel tables (AXLE_ARITH_DTYPES order), or -1. */
+static int arith_index(int32_t dtype) {
+  switch (dtype) {
+    case AXLE_HAL_DTYPE_F32: return 0;
+    case AXLE_HAL_DTYPE_F64: return 1;
+    case AXLE_HAL_DTYPE_I32: return 2;
+    case AXLE_HAL_DTYPE_I64: return 3;
+    default: return -1;
+  }
+}
+#define ARITH_DTYPES 4
+
+/* Converts count values of src_dtype into dst (dst_dtype) with Cast's rules;
+ * used to bring attribute floats and constant operands into an op's dtype at
+ * compile time. */
+static int convert(int32_t src_dtype, const void* src, int32_t dst_dtype, void* dst,
+                   size_t count) {
+  axle_cast_t plan;
+  if (axle_cast_plan(src_dtype, dst_dtype, &plan) != 0) return -1;
+  axle_cast_scalar(&plan, src, dst, count);
+  return 0;
+}
+
+/* A broadcasting plan: operand 0 is out (contiguous), operand 1 + i reads
+ * ins[i] broadcast to out's shape. */
+static int plan_broadcast(axle_nd_t* nd, const axle_hal_tensor_t* out,
+                          const axle_hal_tensor_t* const* ins, uint32_t n_in) {
+  memset(nd, 0, sizeof *nd);
+  nd->rank = out->rank;
+  nd->ops = 1 + n_in;
+  memcpy(nd->shape, out->shape, out->rank * sizeof(int64_t));
+  axle_nd_contiguous_strides(out->rank, out->shape, nd->stride[0]);
+  for (uint32_t i = 0; i < n_in; ++i)
+    if (axle_nd_broadcast_strides(out->rank, out->shape, ins[i]->rank, ins[i]->shape,
+                                  nd->stride[1 + i]) != 0)
+      return -1;
+  axle_nd_simplify(nd);
+  return 0;
+}
+
+/* Input data at run time. Constant inputs normally arrive in in[] too; the
+ * fallback keeps ops correct if a caller passes only the graph's data. */
+static const void* input_data(const cpu_step_t* step, const void* const* in, uint32_t i) {
+  if (i >= step->input_count) return NULL;
+  if (in[i]) return in[i];
+  return step->in[i] ? step->in[i]->data : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Binary and variadic arithmetic, comparisons                               */
+/* ------------------------------------------------------------------------ */
+
+#define BIN_ENUM_(a, op) BIN_##op,
+enum { AXLE_BINARY_OPS(BIN_ENUM_, _) BIN_COUNT };
+
+#define BIN_FN_(dt, op) axle_##dt##_##op##_scalar,
+#define BIN_ROW_(dt, T) {AXLE_BINARY_OPS(BIN_FN_, dt)},
+static const axle_binary_fn k_binary[ARITH_DTYPES][BIN_COUNT] = {
+    AXLE_ARITH_DTYPES(BIN_ROW_)};
+
+typedef struct binary_desc_t {
+  const char* op_type;
+  int kernel;    /* BIN_* */
+  int variadic;  /* Sum/Mean/Max/Min: 1..N inputs folded left to right */
+  int mean;      /* divide by the input count at the end */
+  int bool_out;  /* comparisons */
+} binary_desc_t;
+
+static const binary_desc_t k_binary_ops[] = {
+    {"Add", BIN_add, 0, 0, 0},      {"Sub", BIN_sub, 0, 0, 0},
+    {"Mul", BIN_mul, 0, 0, 0},      {"Div", BIN_div, 0, 0, 0},
+    {"Pow", BIN_pow, 0, 0, 0},      {"Max", BIN_max, 1, 0, 0},
+    {"Min", BIN_min, 1, 0, 0},      {"Sum", BIN_add, 1, 0, 0},
+    {"Mean", BIN_add, 1, 1, 0},     {"Equal", BIN_equal, 0, 0, 1},
+    {"Less", BIN_less, 0, 0, 1},    {"Greater", BIN_greater, 0, 0, 1},
+};
+
+static const binary_desc_t* binary_desc(const char* op_type) {
+  for (size_t i = 0; i < sizeof k_binary_ops / sizeof k_binary_ops[0]; ++i)
+    if (strcmp(k_binary_ops[i].op_type, op_type) == 0) return &k_binary_ops[i];
+  return NULL;
+}
+
+typedef struct binary_params_t {
+  axle_binary_fn fn;
+  axle_binary_fn div;       /* Mean only */
+  size_t in_size, out_size; /* element sizes */
+  size_t out_count;
+  const void* konst;        /* Pow: exponent pre-cast to the base dtype, or NULL */
+  _Alignas(8) unsigned char divisor[8]; /* Mean: input count in the dtype */
+  uint32_t steps;           /* folds; 0 = single-input copy */
+  axle_nd_t nd[];           /* steps plans */
+} binary_params_t;
+
+static int32_t check_binary(const axle_hal_graph_t* g, const axle_hal_node_t* n, char* reason,
+                            size_t rs) {
+  const binary_desc_t* d = binary_desc(n->op_type);
+  if (!d) return cpu_unsupported(reason, rs, "%s is not an elementwise binary op", n->op_type);
+  if (d->variadic ? n->input_count < 1 : n->input_count != 2)
+    return cpu_unsupported(reason, rs, "%s: %u inputs", n->op_type, n->input_count);
+  const axle_hal_tensor_t* a = cpu_node_input(g, n, 0);
+  if (!a) return cpu_unsupported(reason, rs, "%s: missing input 0", n->op_type);
+  if (arith_index(a->dtype) < 0)
+    return cpu_unsupported(reason, rs, "%s: dtype %s not supported (float32, float64, int32, int64)",
+                           n->op_type, dname(a->dtype));
+  for (uint32_t i = 1; i < n->input_count; ++i) {
+    const axle_hal_tensor_t* b = cpu_node_input(g, n, i);
+    if (!b) return cpu_unsupported(reason, rs, "%s: missing input %u", n->op_type, i);
+    if (b->dtype == a->dtype) continue;
+    /* Pow's exponent may have another dtype (opset 12+); a constant one is
+     * converted once at compile time. */
+    if (d->kernel == BIN_pow && b->data && axle_cast_dtype_name(b->dtype) &&
+        b->dtype != AXLE_HAL_DTYPE_STRING)
+      continue;
+    return cpu_unsupported(reason, rs, "%s: input %u is %s but input 0 is %s%s", n->op_type, i,
+                           dname(b->dtype), dname(a->dtype),
+                           d->kernel == BIN_pow ? " (only a constant exponent may differ)" : "");
+  }
+  return AXLE_HAL_OK;
+}
+
+static int32_t prepare_binary(const axle_hal_host_t* host, cpu_step_t* step) {
+  const binary_desc_t* d = binary_desc(step->node->op_type);
+  const axle_hal_tensor_t* a = step->in[0];
+  const axle_hal_tensor_t* out = step->out[0];
+  const int di = d && a ? arith_index(a->dtype) : -1;
+  if (di < 0) return fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype");
+  if (out->dtype != (d->bool_out ? AXLE_HAL_DTYPE_BOOL : a->dtype))
+    return fail(host, step, AXLE_HAL_INVALID_MODEL, "output dtype does not match the op");
+  const uint32_t steps = step->input_count - 1;
+  const axle_hal_tensor_t* b = steps ? step->in[1] : NULL;
+  const int precast = d->kernel == BIN_pow && b && b->dtype != a->dtype;
+  const size_t es = axle_hal_dtype_size(a->dtype);
+  const size_t konst_bytes = precast ? elements(b) * es : 0;
+  const size_t head = sizeof(binary_params_t) + steps * sizeof(axle_nd_t);
+  binary_params_t* p = params_new(host, step, head + konst_bytes);
+  if (!p) return AXLE_HAL_OUT_OF_MEMORY;
+  p->fn = k_binary[di][d->kernel];
+  p->in_size = es;
+  p->out_size = axle_hal_dtype_size(out->dtype);
+  p->out_count = elements(out);
+  p->steps = steps;
+  for (uint32_t k = 0; k < steps; ++k) {
+    /* Fold k combines the running result (input 0 broadcast for the first
+     * fold, then the output itself) with input k + 1. */
+    const axle_hal_tensor_t* ops[2] = {k == 0 ? a : out, step->in[k + 1]};
+    if (!ops[1]) return fail(host, step, AXLE_HAL_INVALID_MODEL, "missing input");
+    if (plan_broadcast(&p->nd[k], out, ops, 2) != 0)
+      return fail(host, step, AXLE_HAL_INVALID_MODEL,
+                  "input shapes do not broadcast to the output shape");
+  }
+  if (precast) {
+    if (!b->data)
+      return fail(host, step, AXLE_HAL_UNSUPPORTED,
+                  "exponent of another dtype must be constant");
+    void* konst = (char*)p + head;
+    if (convert(b->dtype, b->data, a->dtype, konst, elements(b)) != 0)
+      return fail(host, step, AXLE_HAL_UNSUPPORTED, "exponent dtype cannot be converted");
+    p->konst = konst;
+  }
+  if (d->mean && steps) {
+    const int64_t count = (int64_t)step->input_count;
+    p->div = k_binary[di][BIN_div];
+    convert(AXLE_HAL_DTYPE_I64, &count, a->dtype, p->divisor, 1);
+  }
+  return AXLE_HAL_OK;
+}
+
+static void run_binary(const cpu_step_t* step, const void* const* in, void* const* out,
+                       void* scratch) {
+  (void)scratch;
+  const binary_params_t* p = step->params;
+  if (p->steps == 0) {
+    axle_copy_bytes_scalar(out[0], in[0], p->out_count * p->out_size);
+    return;
+  }
+  for (uint32_t k = 0; k < p->steps; ++k) {
+    const void* a = k == 0 ? input_data(step, in, 0) : out[0];
+    const void* b = k == 0 && p->konst ? p->konst : input_data(step, in, k + 1);
+    axle_nd_binary_scalar(&p->nd[k], p->fn, out[0], p->out_size, a,
+                          k == 0 ? p->in_size : p->out_size, b, p->in_size);
+  }
+  if (p->div) p->div(out[0], 1, p->divisor, 0, out[0], p->out_count);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Where                                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct where_params_t {
+  axle_where_fn fn;
+  size_t es;
+  axle_nd_t nd;
+} where_params_t;
+
+static int32_t check_where(const axle_hal_graph_t* g, const axle_hal_node_t* n, char* reason,
+                           size_t rs) {
+  const axle_hal_tensor_t* c = cpu_node_input(g, n, 0);
+  const axle_hal_tensor_t* x = cpu_node_input(g, n, 1);
+  const axle_hal_tensor_t* y = cpu_node_input(g, n, 2);
+  if (!c || !x || !y) return cpu_unsupported(reason, rs, "Where: needs 3 inputs");
+  if (c->dtype != AXLE_HAL_DTYPE_BOOL)
+    return cpu_unsupported(reason, rs, "Where: condition is %s, not bool", dname(c->dtype));
+  if (x->dtype != y->dtype || !axle_where_for_width(axle_hal_dtype_size(x->dtype)))
+    return cpu_unsupported(reason, rs, "Where: values are %s and %s", dname(x->dtype),
+                           dname(y->dtype));
+  return AXLE_HAL_OK;
+}
+
+static int32_t prepare_where(const axle_hal_host_t* host, cpu_step_t* step) {
+  where_params_t* p = params_new(host, step, sizeof *p);
+  if (!p) return AXLE_HAL_OUT_OF_MEMORY;
+  p->es = axle_hal_dtype_size(step->out[0]->dtype);
+  p->fn = axle_where_for_width(p->es);
+  if (step->input_count != 3 || !step->in[0] || !step->in[1] || !step->in[2] || !p->fn)
+    return fail(host, step, AXLE_HAL_INVALID_MODEL, "needs condition, x and y");
+  if (plan_broadcast(&p->nd, step->out[0], step->in, 3) != 0)
+    return fail(host, step, AXLE_HAL_INVALID_MODEL,
+                "input shapes do not broadcast to the output shape");
+  return AXLE_HAL_OK;
+}
+
+static void run_where(const cpu_step_t* step, const void* const* in, void* const* out,
+                      void* scratch) {
+  (void)scratch;
+  const where_params_t* p = step->params;
+  axle_nd_where_scalar(&p->nd, p->fn, p->es, out[0], input_data(step, in, 0),
+                       input_data(step, in, 1), input_data(step, in, 2));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Unary ops (activations, math, Clip, Not)                                  */
+/* ------------------------------------------------------------------------ */
+
+#define UN_ENUM_(a, op) UN_##op,
+enum { AXLE_UNARY_FLOAT_OPS(UN_ENUM_, _) UN_not, UN_COUNT };
+
+#define UN_FN_(dt, op) [UN_##op] = axle_##dt##_##op##_scalar,
+#define UN_FLOAT_ROW_(dt, T) {AXLE_UNARY_FLOAT_OPS(UN_FN_, dt)},
+#define UN_INT_ROW_(dt, T) {AXLE_UNARY_INT_OPS(UN_FN_, dt)},
+/* NULL entries: no kernel for that dtype (e.g. Sigmoid on int32). */
+static const axle_unary_fn k_unary[ARITH_DTYPES][UN_COUNT] = {
+    AXLE_FLOAT_DTYPES(UN_FLOAT_ROW_) AXLE_INT_DTYPES(UN_INT_ROW_)};
+
+typedef struct unary_desc_t {
+  const char* op_type;
+  int kernel;            /* UN_* */
+  const char* attr[2];   /* names of parameters p[0], p[1] */
+  float dflt[2];
+} unary_desc_t;
+
+static const unary_desc_t k_unary_ops[] = {
+    {"Relu", UN_relu, {0}, {0}},
+    {"LeakyRelu", UN_leaky_relu, {"alpha", 0}, {0.01f, 0}},
+    {"Sigmoid", UN_sigmoid, {0}, {0}},
+    {"Tanh", UN_tanh, {0}, {0}},
+    {"HardSigmoid", UN_hard_sigmoid, {"alpha", "beta"}, {0.2f, 0.5f}},
+    {"HardSwish", UN_hard_swish, {0}, {0}},
+    {"Exp", UN_exp, {0}, {0}},
+    {"Log", UN_log, {0}, {0}},
+    {"Sqrt", UN_sqrt, {0}, {0}},
+    {"Neg", UN_neg, {0}, {0}},
+    {"Abs", UN_abs, {0}, {0}},
+    {"Reciprocal", UN_reciprocal, {0}, {0}},
+    {"Floor", UN_floor, {0}, {0}},
+    {"Ceil", UN_ceil, {0}, {0}},
+    {"Erf", UN_erf, {0}, {0}},
+    {"Elu", UN_elu, {"alpha", 0}, {1.0f, 0}},
+    {"Selu", UN_selu, {"alpha", "gamma"}, {1.67326319217681884765625f, 1.05070102214813232421875f}},
+    {"Softplus", UN_softplus, {0}, {0}},
+    {"Clip", UN_clip, {0}, {0}},
+    {"Not", UN_not, {0}, {0}},
+};
+
+static const unary_desc_t* unary_desc(const char* op_type) {
+  for (size_t i = 0; i < sizeof k_unary_ops / sizeof k_unary_ops[0]; ++i)
+    if (strcmp(k_unary_ops[i].op_type, op_type) == 0) return &k_unary_ops[i];
+  return NULL;
+}
+
+static axle_unary_fn unary_kernel(const unary_desc_t* d, int32_t dtype) {
+  if (d->kernel == UN_not) return dtype == AXLE_HAL_DTYPE_BOOL ? axle_bool_not_scalar : NULL;
+  const int di = arith_index(dtype);
+  return di < 0 ? NULL : k_unary[di][d->kernel];
+}
+
+typedef struct unary_params_t {
+  axle_unary_fn fn;
+  size_t n, es;
+  _Alignas(8) unsigned char prm[16]; /* p[0], p[1] in the op's dtype */
+  uint8_t runtime[2];                /* Clip: bound i comes from input 1 + i at run time */
+} unary_params_t;
+
+static int32_t check_unary(const axle_hal_graph_t* g, const axle_hal_node_t* n, char* reason,
+                           size_t rs) {
+  const unary_desc_t* d = unary_desc(n->op_type);
+  const axle_hal_tensor_t* x = cpu_node_input(g, n, 0);
+  if (!d || !x) return cpu_unsupported(reason, rs, "%s: missing input", n->op_type);
+  if (!unary_kernel(d, x->dtype))
+    return cpu_unsupported(reason, rs, "%s: dtype %s not supported", n->op_type, dname(x->dtype));
+  for (uint32_t i = 1; d->kernel == UN_clip && i < n->input_count && i < 3; ++i) {
+    const axle_hal_tensor_t* b = cpu_node_input(g, n, i);
+    if (b && b->dtype != x->dtype)
+      return cpu_unsupported(reason, rs, "Clip: bound %u is %s, input is %s", i,
+                             dname(b->dtype), dname(x->dtype));
+  }
+  return AXLE_HAL_OK;
+}
+
+static int32_t prepare_unary(const axle_hal_host_t* host, cpu_step_t* step) {
+  const unary_desc_t* d = unary_desc(step->node->op_type);
+  const axle_hal_tensor_t* x = step->in[0];
+  axle_unary_fn fn = d && x ? unary_kernel(d, x->dtype) : NULL;
+  if (!fn) return fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype");
+  unary_params_t* p = params_new(host, step, sizeof *p);
+  if (!p) return AXLE_HAL_OUT_OF_MEMORY;
+  p->fn = fn;
+  p->n = elements(x);
+  p->es = axle_hal_dtype_size(x->dtype);
+  float f[2] = {d->dflt[0], d->dflt[1]};
+  for (int i = 0; i < 2; ++i)
+    if (d->attr[i]) f[i] = cpu_attr_float(step->node, d->attr[i], f[i]);
+  if (d->kernel == UN_clip) {
+    /* Unbounded by default: +-inf casts to +-inf for floats and saturates
+     * to the dtype's lowest/highest for integers. */
+    double bound[2] = {-INFINITY, INFINITY};
+    if (step->graph && step->graph->opset < 11) {
+      bound[0] = cpu_attr_float(step->node, "min", -INFINITY);
+      bound[1] = cpu_attr_float(step->node, "max", INFINITY);
+    }
+    for (int i = 0; i < 2; ++i) convert(AXLE_HAL_DTYPE_F64, &bound[i], x->dtype, p->prm + i * p->es, 1);
+    for (uint32_t i = 0; i < 2 && 1 + i < step->input_count; ++i) {
+      const axle_hal_tensor_t* b = step->in[1 + i];
+      if (!b) continue;
+      if (b->dtype != x->dtype || elements(b) != 1)
+        return fail(host, step, AXLE_HAL_INVALID_MODEL, "min/max must be scalars of the input dtype");
+      if (b->data)
+        memcpy(p->prm + i * p->es, b->data, p->es);
+      else
+        p->runtime[i] = 1;
+    }
+  } else if (d->attr[0]) {
+    convert(AXLE_HAL_DTYPE_F32, f, x->dtype, p->prm, 2);
+  }
+  return AXLE_HAL_OK;
+}
+
+static void run_unary(const cpu_step_t* step, const void* const* in, void* const* out,
+                      void* scratch) {
+  (void)scratch;
+  const unary_params_t* p = step->params;
+  if (!p->runtime[0] && !p->runtime[1]) {
+    p->fn(in[0], out[0], p->n, p->prm);
+    return;
+  }
+  _Alignas(8) unsigned char prm[16];
+  memcpy(prm, p->prm, sizeof prm);
+  for (uint32_t i = 0; i < 2; ++i) {
+    const void* b = p->runtime[i] ? input_data(step, in, 1 + i) : NULL;
+    if (b) memcpy(prm + i * p->es, b, p->es);
+  }
+  p->fn(in[0], out[0], p->n, prm);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Identity, Dropout (inference)                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct copy_params_t {
+  size_t bytes;
+  size_t mask_bytes; /* Dropout's optional mask output: all true */
+} copy_params_t;
+
+static int32_t check_passthrough(const axle_hal_graph_t* g, const axle_hal_node_t* n,
+                                 char* reason, size_t rs) {
+  const axle_hal_tensor_t* x = cpu_node_input(g, n, 0);
+  if (!x || !axle_hal_dtype_size(x->dtype))
+    return cpu_unsupported(reason, rs, "%s: dtype %s not supported", n->op_type,
+                           x ? dname(x->dtype) : "none");
+  if (strcmp(n->op_type, "Dropout") == 0) {
+    /* Training mode would need random masks; inference is all the CPU
+     * plugin does. A runtime training_mode is taken as false. */
+    const axle_hal_tensor_t* t = cpu_node_input(g, n, 2);
+    if (t && t->data && t->dtype == AXLE_HAL_DTYPE_BOOL && *(const uint8_t*)t->data)
+      return cpu_unsupported(reason, rs, "Dropout: training_mode = true is not supported");
+  }
+  return AXLE_HAL_OK;
+}
+
+static int32_t prepare_passthrough(const axle_hal_host_t* host, cpu_step_t* step) {
+  copy_params_t* p = params_new(host, step, sizeof *p);
+  if (!p) return AXLE_HAL_OUT_OF_MEMORY;
+  p->bytes = elements(step->in[0]) * axle_hal_dtype_size(step->in[0]->dtype);
+  if (step->output_count > 1 && step->out[1]) p->mask_bytes = elements(step->out[1]);
+  return AXLE_HAL_OK;
+}
+
+static void run_passthrough(const cpu_step_t* step, const void* const* in, void* const* out,
+                            void* scratch) {
+  (void)scratch;
+  const copy_params_t* p = step->params;
+  axle_copy_bytes_scalar(out[0], in[0], p->bytes);
+  if (p->mask_bytes && out[1]) memset(out[1], 1, p->mask_bytes);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cast                                                                      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cast_params_t {
+  axle_cast_t plan;
+  size_t n;
+} cast_params_t;
+
+static int32_t check_cast(const axle_hal_graph_t* g, const axle_hal_node_t* n, char* reason,
+                          size_t rs) {
+  const axle_hal_tensor_t* x = cpu_node_input(g, n, 0);
+  const int32_t to = (int32_t)cpu_attr_int(n, "to", 0);
+  axle_cast_t plan;
+  if (!x) return cpu_unsupported(reason, rs, "Cast: missing input");
+  if (axle_cast_plan(x->dtype, to, &plan) != 0)
+    return cpu_unsupported(reason, rs, "Cast: %s to %s not supported", dname(x->dtype),
+                           axle_cast_dtype_name(to) ? axle_cast_dtype_name(to) : "this dtype");
+  return AXLE_HAL_OK;
+}
+
+static int32_t prepare_cast(const axle_hal_host_t* host, cpu_step_t* step) {
+  cast_params_t* p = params_new(host, step, sizeof *p);
+  if (!p) return AXLE_HAL_OUT_OF_MEMORY;
+  if (axle_cast_plan(step->in[0]->dtype, step->out[0]->dtype, &p->plan) != 0)
+    return fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype pair");
+  p->n = elements(step->in[0]);
+  return AXLE_HAL_OK;
+}
+
+static void run_cast(const cpu_step_t* step, const void* const* in, void* const* out,
+                     void* scratch) {
+  (void)scratch;
+  const cast_params_t* p = step->params;
+  axle_cast_scalar(&p->plan, in[0], out[0], p->n);
+}
+
+/* ------------------------------------------------------------------------ */
+/* QuantizeLinear / DequantizeLinear                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Tensor viewed as [outer, channels, inner]; per-tensor is channels == 1. */
+typedef struct qdq_params_t {
+  axle_quantize_fn quantize;     /* one of the two is set */
+  axle_dequantize_fn dequantize;
+  size_t outer, channels, inner;
+  size_t in_size, out_size;
+  int32_t zp_dtype;              /* 0 = no zero point */
+} qdq_params_t;
+
+/* Quantized dtypes with their kernels; int32 only dequantizes. */
+typedef struct qdq_type_t {
+  int32_t dtype;
+  axle_quantize_fn quantize;
+  axle_dequantize_fn dequantize;
+} qdq_type_t;
+
+static const qdq_type_t k_qdq_types[] = {
+    {AXLE_HAL_DTYPE_U8, axle_f32_quantize_u8_scalar, axle_u8_dequantize_f32_scalar},
+    {AXLE_HAL_DTYPE_I8, axle_f32_quantize_i8_scalar, axle_i8_dequantize_f32_scalar},
+    {AXLE_HAL_DTYPE_U16, axle_f32_quantize_u16_scalar, axle_u16_dequantize_f32_scalar},
+    {AXLE_HAL_DTYPE_I16, axle_f32_quantize_i16_scalar, axle_i16_dequantize_f32_scalar},
+    {AXLE_HAL_DTYPE_I32, NULL, axle_i32_dequantize_f32_scalar},
+};
+
+static const qdq_type_t* qdq_type(int32_t dtype, int dequantize) {
+  for (size_t i = 0; i < sizeof k_qdq_types / sizeof k_qdq_types[0]; ++i)
+    if (k_qdq_types[i].dtype == dtype && (dequantize || k_qdq_types[i].quantize))
+      return &k_qdq_types[i];
+  return NULL;
+}
+
+static int32_t zero_point(const void* zp, int32_t dtype, size_t c) {
+  switch (dtype) {
+    case AXLE_HAL_DTYPE_U8: return ((const uint8_t*)zp)[c];
+    case AXLE_HAL_DTYPE_I8: return ((const int8_t*)zp)[c];
+    case AXLE_HAL_DTYPE_U16: return ((const uint16_t*)zp)[c];
+    case AXLE_HAL_DTYPE_I16: return ((const int16_t*)zp)[c];
+    case AXLE_HAL_DTYPE_I32: return ((const int32_t*)zp)[c];
+    default: return 0;
+  }
+}
+
+static int32_t check_qdq(const axle_hal_graph_t* g, const axle_hal_node_t* n, char* reason,
+                         size_t rs) {
+  const int dq = strcmp(n->op_type, "DequantizeLinear") == 0;
+  const axle_hal_tensor_t* x = cpu_node_input(g, n, 0);
+  const axle_hal_tensor_t* s = cpu_node_input(g, n, 1);
+  const axle_hal_tensor_t* z = cpu_node_input(g, n, 2);
+  if (!x || !s) return cpu_unsupported(reason, rs, "%s: needs x and scale", n->op_type);
+  if (cpu_attr_int(n, "block_size", 0) != 0)
+    return cpu_unsupported(reason, rs, "%s: blocked quantization (block_size) not supported",
+                           n->op_type);
+  if (s->dtype != AXLE_HAL_DTYPE_F32)
+    return cpu_unsupported(reason, rs, "%s: scale dtype %s not supported (float32 only)",
+                           n->op_type, dname(s->dtype));
+  if (dq) {
+    if (!qdq_type(x->dtype, 1))
+      return cpu_unsupported(reason, rs, "DequantizeLinear: input dtype %s not supported "
+                             "(uint8, int8, uint16, int16, int32)", dname(x->dtype));
+    if (z && z->dtype != x->dtype)
+      return cpu_unsupported(reason, rs, "DequantizeLinear: zero point is %s, input is %s",
+                             dname(z->dtype), dname(x->dtype));
+    return AXLE_HAL_OK;
+  }
+  if (x->dtype != AXLE_HAL_DTYPE_F32)
+    return cpu_unsupported(reason, rs, "QuantizeLinear: input dtype %s not supported (float32)",
+                           dname(x->dtype));
+  int32_t to = z ? z->dtype : (int32_t)cpu_attr_int(n, "output_dtype", 0);
+  if (to == 0) to = AXLE_HAL_DTYPE_U8;
+  if (!qdq_type(to, 0))
+    return cpu_unsupported(reason, rs, "QuantizeLinear: output dtype %s not supported "
+                           "(uint8, int8, uint16, int16)", dname(to));
+  return AXLE_HAL_OK;
+}
+
+static int32_t prepare_qdq(const axle_hal_host_t* host, cpu_step_t* step) {
+  const int dq = strcmp(step->node->op_type, "DequantizeLinear") == 0;
+  const axle_hal_tensor_t* x = step->in[0];
+  const axle_hal_tensor_t* s = step->input_count > 1 ? step->in[1] : NULL;
+  const axle_hal_tensor_t* z = step->input_count > 2 ? step->in[2] : NULL;
+  const axle_hal_tensor_t* y = step->out[0];
+  if (!x || !s) return fail(host, step, AXLE_HAL_INVALID_MODEL, "needs x and scale");
+  qdq_params_t* p = params_new(host, step, sizeof *p);
+  if (!p) return AXLE_HAL_OUT_OF_MEMORY;
+  const size_t count = elements(s);
+  p->outer = 1;
+  p->channels = 1;
+  p->inner = elements(x);
+  if (s->rank > 1) return fail(host, step, AXLE_HAL_UNSUPPORTED, "scale of rank > 1 (blocked)");
+  if (s->rank == 1 && count != 1) {
+    /* Per-axis: one (scale, zero point) per index of `axis`. */
+    int64_t axis = cpu_attr_int(step->node, "axis", 1);
+    if (axis < 0) axis += x->rank;
+    if (axis < 0 || axis >= (int64_t)x->rank || x->shape[axis] != (int64_t)count)
+      return fail(host, step, AXLE_HAL_INVALID_MODEL,
+                  "scale length does not match the input's extent along axis");
+    p->outer = 1;
+    for (int64_t d = 0; d < axis; ++d) p->outer *= (size_t)x->shape[d];
+    p->channels = count;
+    p->inner = p->channels ? elements(x) / p->outer / p->channels : 0;
+    if (p->outer == 0) p->inner = 0;
+  }
+  if (z) {
+    if (elements(z) != count)
+      return fail(host, step, AXLE_HAL_INVALID_MODEL, "zero point and scale differ in length");
+    p->zp_dtype = z->dtype;
+  }
+  p->in_size = axle_hal_dtype_size(x->dtype);
+  p->out_size = axle_hal_dtype_size(y->dtype);
+  const qdq_type_t* t = qdq_type(dq ? x->dtype : y->dtype, dq);
+  if (!t || (dq ? y : x)->dtype != AXLE_HAL_DTYPE_F32 || (z && z->dtype != t->dtype))
+    return fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype");
+  if (dq)
+    p->dequantize = t->dequantize;
+  else
+    p->quantize = t->quantize;
+  return AXLE_HAL_OK;
+}
+
+static void run_qdq(const cpu_step_t* step, const void* const* in, void* const* out,
+                    void* scratch) {
+  (void)scratch;
+  const qdq_params_t* p = step->params;
+  const float* scale = input_data(step, in, 1);
+  const void* zp = p->zp_dtype ? input_data(step, in, 2) : NULL;
+  const char* x = in[0];
+  char* y = out[0];
+  for (size_t o = 0; o < p->outer; ++o) {
+    for (size_t c = 0; c < p->channels; ++c) {
+      const size_t at = (o * p->channels + c) * p->inner;
+      const int32_t z = zp ? zero_point(zp, p->zp_dtype, c) : 0;
+      if (p->quantize)
+        p->quantize((const float*)(const void*)(x + at * p->in_size), scale[c], z,
+                    y + at * p->out_size, p->inner);
+      else
+        p->dequantize(x + at * p->in_size, scale[c], z, (float*)(void*)(y + at * p->out_size),
+                      p->inner);
+    }
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Op table                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define BINARY_OP(name) {name, check_binary, prepare_binary, run_binary}
+#define UNARY_OP(name) {name, check_unary, prepare_unary, run_unary}
+
+const cpu_op_t cpu_ops_elementwise[] = {
+    BINARY_OP("Add"),       BINARY_OP("Sub"),        BINARY_OP("Mul"),
+    BINARY_OP("Div"),       BINARY_OP("Pow"),        BINARY_OP("Max"),
+    BINARY_OP("Min"),       BINARY_OP("Sum"),        BINARY_OP("Mean"),
+    BINARY_OP("Equal"),     BINARY_OP("Less"),       BINARY_OP("Greater"),
+    UNARY_OP("Relu"),       UNARY_OP("LeakyRelu"),   UNARY_OP("Sigmoid"),
+    UNARY_OP("Tanh"),       UNARY_OP("HardSigmoid"), UNARY_OP("HardSwish"),
+    UNARY_OP("Exp"),        UNARY_OP("Log"),         UNARY_OP("Sqrt"),
+    UNARY_OP("Neg"),        UNARY_OP("Abs"),         UNARY_OP("Reciprocal"),
+    UNARY_OP("Floor"),      UNARY_OP("Ceil"),        UNARY_OP("Erf"),
+    UNARY_OP("Elu"),        UNARY_OP("Selu"),        UNARY_OP("Softplus"),
+    UNARY_OP("Clip"),       UNARY_OP("Not"),
+    {"Where", check_where, prepare_where, run_where},
+    {"Identity", check_passthrough, prepare_passthrough, run_passthrough},
+    {"Dropout", check_passthrough, prepare_passthrough, run_passthrough},
+    {"Cast", check_cast, prepare_cast, run_cast},
+    {"QuantizeLinear", check_qdq, prepare_qdq, run_qdq},
+    {"DequantizeLinear", check_qdq, prepare_qdq, run_qdq},
+    {NULL, NULL, NULL, NULL},
+};

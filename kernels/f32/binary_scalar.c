@@ -1,0 +1,3 @@
+/* f32 binary kernels, generated from common/binary_template.h. */
+#include "f32_dtype.h"
+#include "../common/binary_template.h"

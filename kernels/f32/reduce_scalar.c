@@ -1,0 +1,3 @@
+/* f32 reduce kernels, generated from common/reduce_template.h. */
+#include "f32_dtype.h"
+#include "../common/reduce_template.h"

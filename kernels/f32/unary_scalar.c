@@ -1,0 +1,3 @@
+/* f32 unary kernels, generated from common/unary_template.h. */
+#include "f32_dtype.h"
+#include "../common/unary_template.h"

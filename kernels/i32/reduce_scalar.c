@@ -1,0 +1,3 @@
+/* i32 reduce kernels, generated from common/reduce_template.h. */
+#include "i32_dtype.h"
+#include "../common/reduce_template.h"

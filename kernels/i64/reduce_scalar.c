@@ -1,0 +1,3 @@
+/* i64 reduce kernels, generated from common/reduce_template.h. */
+#include "i64_dtype.h"
+#include "../common/reduce_template.h"

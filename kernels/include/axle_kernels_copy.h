@@ -1,0 +1,96 @@
+/*
+ * N-dimensional iteration plans and the generic strided copy kernel.
+ *
+ * An axle_nd_t describes a loop nest over `shape` that visits up to
+ * AXLE_ND_MAX_OPS operands, each with its own strides (in elements of that
+ * operand, negative = walking backwards, 0 = repeat the same element). One
+ * mechanism serves every data-movement op (Transpose, Slice, Concat, Split,
+ * Pad, Expand, Tile, fills) and the broadcasting/reduction drivers of
+ * axle_kernels_elementwise.h: ops describe their access pattern once at
+ * compile time, axle_nd_simplify() canonicalises it, run time only walks it.
+ *
+ * No dependency on the Axle core. Thread safety: plans are read-only at run
+ * time; kernels may run concurrently on disjoint outputs.
+ */
+#ifndef AXLE_KERNELS_COPY_H_
+#define AXLE_KERNELS_COPY_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Tile views a rank-8 tensor as 16 axes (repeat, extent) pairs. */
+#define AXLE_ND_MAX_RANK 16
+/* Where(cond, x, y) -> out is the widest user: four operands. */
+#define AXLE_ND_MAX_OPS 4
+
+typedef struct axle_nd_t {
+  uint32_t rank;  /* >= 1 after axle_nd_simplify() */
+  uint32_t ops;   /* operands in use */
+  int64_t shape[AXLE_ND_MAX_RANK];
+  int64_t stride[AXLE_ND_MAX_OPS][AXLE_ND_MAX_RANK];
+} axle_nd_t;
+
+/* Row-major strides (elements) of a tensor of the given shape. */
+void axle_nd_contiguous_strides(uint32_t rank, const int64_t* shape, int64_t* strides);
+
+/* Strides (elements) with which a row-major tensor of shape `shape` is read
+ * when broadcast to `out_shape` by numpy's multidirectional rule: shapes are
+ * right-aligned and extent-1 axes repeat (stride 0). Returns 0, or -1 when
+ * the shapes are not broadcast-compatible or rank > out_rank. */
+int axle_nd_broadcast_strides(uint32_t out_rank, const int64_t* out_shape, uint32_t rank,
+                              const int64_t* shape, int64_t* strides);
+
+/* Canonicalises a plan so that run-time loops are as few and as long as
+ * possible: drops extent-1 axes and merges neighbouring axes that are
+ * contiguous for every operand. Returns the element count; a plan with zero
+ * elements becomes rank 1 of extent 0. The result always has rank >= 1. */
+int64_t axle_nd_simplify(axle_nd_t* nd);
+
+/* Number of elements a plan visits. */
+int64_t axle_nd_count(const axle_nd_t* nd);
+
+/* Walks every axis but the innermost. off[k] is operand k's element offset of
+ * the current inner run. */
+typedef struct axle_nd_iter_t {
+  int64_t idx[AXLE_ND_MAX_RANK];
+  int64_t off[AXLE_ND_MAX_OPS];
+} axle_nd_iter_t;
+
+static inline void axle_nd_iter_init(axle_nd_iter_t* it) {
+  for (int d = 0; d < AXLE_ND_MAX_RANK; ++d) it->idx[d] = 0;
+  for (int k = 0; k < AXLE_ND_MAX_OPS; ++k) it->off[k] = 0;
+}
+
+/* Number of inner runs (product of all extents but the innermost). */
+static inline int64_t axle_nd_outer_count(const axle_nd_t* nd) {
+  int64_t n = 1;
+  for (uint32_t d = 0; d + 1 < nd->rank; ++d) n *= nd->shape[d];
+  return n;
+}
+
+static inline void axle_nd_iter_next(const axle_nd_t* nd, axle_nd_iter_t* it) {
+  for (int d = (int)nd->rank - 2; d >= 0; --d) {
+    for (uint32_t k = 0; k < nd->ops; ++k) it->off[k] += nd->stride[k][d];
+    if (++it->idx[d] < nd->shape[d]) return;
+    for (uint32_t k = 0; k < nd->ops; ++k) it->off[k] -= nd->stride[k][d] * nd->shape[d];
+    it->idx[d] = 0;
+  }
+}
+
+/* Strided copy: operand 0 is the destination, operand 1 the source, both in
+ * elements of elem_size bytes. A source stride of 0 on every axis is a fill.
+ * A plan that maps a contiguous block onto itself (dst == src) does nothing,
+ * which lets reshape-like ops run in place. */
+void axle_strided_copy_scalar(const axle_nd_t* nd, size_t elem_size, void* dst, const void* src);
+
+/* memcpy of `bytes`, skipped when dst == src (in-place reshape). */
+void axle_copy_bytes_scalar(void* dst, const void* src, size_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* AXLE_KERNELS_COPY_H_ */
