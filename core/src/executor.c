@@ -165,6 +165,7 @@ static axle_status_t run_partition(axle_session_t* s, axle_exec_ctx_t* c, uint32
   axle_hal_submit_info_t info = {sizeof(info), p->exe, s->slot_count, b, &c->completion,
                                  cancel, deadline_ns, profiling ? &c->trace_ctxs[p->dev] : NULL};
   c->completion.done = 0;
+  c->completion.message[0] = '\0';
   uint64_t t0 = profiling ? axle_now_ns() : 0;
   st = (axle_status_t)d->plugin->table->submit(d->hal, &info);
   if (st == AXLE_OK) {
@@ -177,6 +178,8 @@ static axle_status_t run_partition(axle_session_t* s, axle_exec_ctx_t* c, uint32
       st = AXLE_STATUS_TIMEOUT;
     } else {
       st = (axle_status_t)c->completion.status;
+      if (st != AXLE_OK && c->completion.message[0])
+        axle_status_make(st, "%s", c->completion.message);
     }
   }
   unbind_io(s, d, b);

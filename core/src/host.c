@@ -47,7 +47,9 @@ static void host_log(int level, const char* plugin, const char* message) {
 }
 
 static void host_complete(void* completion, int32_t status) {
-  axle_completion_signal((axle_completion_t*)completion, status);
+  axle_completion_t* c = (axle_completion_t*)completion;
+  if (status != AXLE_HAL_OK) snprintf(c->message, sizeof(c->message), "%s", axle_status_message());
+  axle_completion_signal(c, status);
 }
 
 static void host_trace(void* trace_ctx, const axle_hal_trace_event_t* ev) {
@@ -77,6 +79,7 @@ void axle_completion_init(axle_completion_t* c) {
   pthread_condattr_destroy(&attr);
   c->done = 0;
   c->status = 0;
+  c->message[0] = '\0';
 }
 
 void axle_completion_destroy(axle_completion_t* c) {

@@ -22,6 +22,10 @@ typedef struct axle_completion_t {
   pthread_cond_t cv;
   int done;
   int32_t status;
+  /* The completing thread's message when status != OK: a plugin that fails
+   * on its own worker thread calls host->status_make there, then complete(),
+   * so the text travels here to the thread that waits. */
+  char message[512];
 } axle_completion_t;
 
 void axle_completion_init(axle_completion_t* c);

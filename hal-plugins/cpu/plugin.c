@@ -189,6 +189,9 @@ static int32_t cpu_device_info(axle_hal_plugin_state_t* state, uint32_t index,
   full.emulated = 0;
   full.memory_bytes = 0;
   full.dtype_mask = cpu_dtype_mask();
+  /* Device memory is host memory: the core may bind caller buffers by
+   * pointer, which saves an import per run. */
+  full.flags = AXLE_HAL_DEVICE_FLAG_HOST_ACCESS;
   /* Write only what the caller's struct covers (it may be older). */
   size_t n = info->struct_size < sizeof full ? info->struct_size : sizeof full;
   memcpy(info, &full, n);
@@ -665,9 +668,10 @@ static int32_t cpu_submit(axle_hal_device_t* device, const axle_hal_submit_info_
   for (uint32_t s = 0; s < e->slot_count; ++s) {
     if (!e->slot_used[s]) continue;
     const axle_hal_binding_t* b = &info->bindings[s];
-    if (!b->memory)
+    if (!b->memory && !b->host_ptr)
       return cpu_fail(host, AXLE_HAL_INVALID_ARGUMENT, "submit: slot %u has no memory bound", s);
-    if (!range_ok(b->memory, b->offset, e->slot_extent[s]))
+    /* A host pointer carries no size: the core sized it from the plan. */
+    if (b->memory && !range_ok(b->memory, b->offset, e->slot_extent[s]))
       return cpu_fail(host, AXLE_HAL_INVALID_ARGUMENT,
                       "submit: slot %u needs %llu bytes at offset %llu but its memory holds %llu",
                       s, (unsigned long long)e->slot_extent[s], (unsigned long long)b->offset,
@@ -676,9 +680,10 @@ static int32_t cpu_submit(axle_hal_device_t* device, const axle_hal_submit_info_
   cpu_run_ctx_t* c = ctx_acquire(e);
   if (!c) return cpu_fail(host, AXLE_HAL_OUT_OF_MEMORY, "submit: out of memory");
   for (uint32_t s = 0; s < e->slot_count; ++s)
-    c->slot_base[s] = e->slot_used[s]
+    c->slot_base[s] = !e->slot_used[s] ? NULL
+                      : info->bindings[s].memory
                           ? (uint8_t*)info->bindings[s].memory->ptr + info->bindings[s].offset
-                          : NULL;
+                          : (uint8_t*)info->bindings[s].host_ptr + info->bindings[s].offset;
   const int32_t status = run_steps(e, c, info);
   ctx_release(e, c);
   /* The CPU completes inline: the run is over when submit returns. */

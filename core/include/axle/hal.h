@@ -185,7 +185,8 @@ typedef struct axle_hal_host_t {
   void (*log)(int level, const char* plugin, const char* message);
   /* Marks the submission whose completion token is given as finished. Call
    * exactly once per successful submit(), from any thread, possibly before
-   * submit() returns. */
+   * submit() returns. On failure call status_make() on the same thread first:
+   * complete() carries that message to the thread waiting for the run. */
   void (*complete)(void* completion, int32_t status);
   /* Records a profiling event into the trace of the run that owns trace_ctx
    * (NULL trace_ctx: profiling off; the call is then a no-op). */
