@@ -178,17 +178,16 @@ static axle_status_t attr_list(const axle_infer_t* c, const char* name, const in
   return AXLE_OK;
 }
 
+/* Element k of an int16/int32/int64 tensor (index and shape values). */
 static int64_t tensor_int(const axle_hal_tensor_t* t, int64_t k) {
   const uint8_t* p = (const uint8_t*)t->data + (size_t)k * axle_hal_dtype_size(t->dtype);
+  int64_t v64;
+  int32_t v32;
+  int16_t v16;
   switch (t->dtype) {
-    case AXLE_DTYPE_I64: { int64_t v; memcpy(&v, p, 8); return v; }
-    case AXLE_DTYPE_U64: { uint64_t v; memcpy(&v, p, 8); return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
-    case AXLE_DTYPE_I32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case AXLE_DTYPE_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
-    case AXLE_DTYPE_I16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case AXLE_DTYPE_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case AXLE_DTYPE_I8: return (int8_t)*p;
-    default: return *p;
+    case AXLE_DTYPE_I64: memcpy(&v64, p, 8); return v64;
+    case AXLE_DTYPE_I32: memcpy(&v32, p, 4); return v32;
+    default: memcpy(&v16, p, 2); return v16;
   }
 }
 
@@ -825,7 +824,7 @@ static axle_status_t infer_slice(const axle_infer_t* c) {
   axle_shape_t s = shape_of(x);
   uint32_t seen = 0;
   for (int64_t i = 0; i < ns; ++i) {
-    int64_t axis, step = nst >= 0 ? steps[i] : 1;
+    int64_t axis = 0, step = nst >= 0 ? steps[i] : 1;
     TRY(norm_axis(c, na >= 0 ? axes[i] : i, x->rank, x, &axis));
     if ((seen >> axis) & 1)
       return infer_fail(c, AXLE_STATUS_INVALID_MODEL, "axis %lld is sliced twice",
@@ -1339,6 +1338,7 @@ static const axle_infer_op_t kOps[] = {
     {"Less", 2, 2, 1, 1, T_NUM, infer_compare},
     {"Log", 1, 1, 1, 1, T_FLOAT, infer_unary},
     {"LogSoftmax", 1, 1, 1, 1, T_FLOAT, infer_softmax},
+    {"LRN", 1, 1, 1, 1, T_FLOAT, infer_unary},
     {"MatMul", 2, 2, 1, 1, T_GEMM, infer_matmul},
     {"Max", 1, MANY, 1, 1, T_NUM, infer_variadic},
     {"MaxPool", 1, 1, 1, 2, T_FLOAT | DT(I8) | DT(U8), infer_pool},
