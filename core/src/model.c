@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "status.h"
 
@@ -23,10 +24,43 @@ static axle_status_t model_from(const void* data, size_t size, const char* sourc
   return AXLE_OK;
 }
 
+static int has_suffix(const char* s, const char* suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Keeps a file (or directory) that is not ONNX as a native artifact. */
+static axle_status_t model_native(const char* path, void* data, size_t size, axle_model_t** out) {
+  axle_model_t* m = (axle_model_t*)calloc(1, sizeof(*m));
+  char* why = strdup(axle_status_message());
+  if (m) m->path = strdup(path);
+  if (!m || !m->path || !why) {
+    if (m) free(m->path);
+    free(m);
+    free(why);
+    return axle_status_make(AXLE_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  m->refcount = 1;
+  axle_graph_init(&m->graph);
+  m->graph.source = m->path;
+  m->native = 1;
+  m->data = data;
+  m->size = size;
+  m->onnx_error = why;
+  axle_status_clear();
+  *out = m;
+  return AXLE_OK;
+}
+
 axle_status_t axle_model_load_file(const char* path, axle_model_t** out_model) {
   if (!out_model) return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "out_model is NULL");
   *out_model = NULL;
   if (!path) return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "model path is NULL");
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    axle_status_make(AXLE_STATUS_INVALID_MODEL, "%s is a directory", path);
+    return model_native(path, NULL, 0, out_model);
+  }
   FILE* f = fopen(path, "rb");
   if (!f)
     return axle_status_make(errno == ENOENT ? AXLE_STATUS_NOT_FOUND : AXLE_STATUS_IO_ERROR,
@@ -46,6 +80,10 @@ axle_status_t axle_model_load_file(const char* path, axle_model_t** out_model) {
   }
   fclose(f);
   if (st == AXLE_OK) st = model_from(data, (size_t)size, path, out_model);
+  /* A file named .onnx must be ONNX; anything else that does not parse may
+   * be a plugin's native artifact, decided when a session is created. */
+  if (st == AXLE_STATUS_INVALID_MODEL && !has_suffix(path, ".onnx"))
+    return model_native(path, data, (size_t)size, out_model);
   free(data);
   return st;
 }
@@ -64,6 +102,9 @@ void axle_model_retain(axle_model_t* m) {
 void axle_model_release(axle_model_t* m) {
   if (!m || __atomic_sub_fetch(&m->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
   axle_graph_free(&m->graph);
+  free(m->path);
+  free(m->data);
+  free(m->onnx_error);
   free(m);
 }
 

@@ -508,6 +508,110 @@ static axle_status_t build(axle_session_t* s, int32_t* node_dev, int32_t cpu_dev
   }
 }
 
+/* ---- native artifacts ---------------------------------------------------- */
+
+/* Builds a session around an executable a plugin loaded from its own file
+ * format: one partition, I/O described by the plugin. */
+static axle_status_t create_native(axle_session_t* s, const axle_model_t* m, const uint32_t* prefs,
+                                   uint32_t pref_count, int explicit_devices) {
+  axle_runtime_t* rt = s->runtime;
+  axle_hal_executable_t* exe = NULL;
+  int32_t dev = -1;
+  char tried[512] = "";
+  size_t at = 0;
+  uint32_t n = explicit_devices ? pref_count : rt->device_count;
+  for (uint32_t i = 0; i < n && !exe; ++i) {
+    axle_device_t* d = explicit_devices ? s->devs[prefs[i]] : rt->devices[i];
+    if (!AXLE_PLUGIN_HAS(d->plugin, artifact_load) || !AXLE_PLUGIN_HAS(d->plugin, executable_describe))
+      continue;
+    if (at < sizeof(tried))
+      at += (size_t)snprintf(tried + at, sizeof(tried) - at, "%s%s", at ? ", " : "", d->info.name);
+    axle_status_clear();
+    axle_status_t st = (axle_status_t)d->plugin->table->artifact_load(d->hal, m->path, m->data,
+                                                                      m->size, &exe);
+    if (st == AXLE_STATUS_UNSUPPORTED) {
+      exe = NULL;
+      continue;
+    }
+    if (st != AXLE_OK)
+      return axle_status_annotate(st, "%s: device '%s'", d->plugin->name, d->info.name);
+    uint32_t di;
+    st = add_dev(s, d, &di);
+    if (st != AXLE_OK) {
+      d->plugin->table->executable_release(exe);
+      return st;
+    }
+    dev = (int32_t)di;
+  }
+  if (!exe)
+    return axle_status_make(AXLE_STATUS_UNSUPPORTED,
+                            "%s: not an ONNX model (%s) and no device recognises it as a native "
+                            "artifact (asked: %s)",
+                            m->path, m->onnx_error ? m->onnx_error : "unreadable",
+                            at ? tried : "no device can load native artifacts");
+  axle_device_t* d = s->devs[dev];
+  axle_hal_native_info_t info;
+  memset(&info, 0, sizeof(info));
+  info.struct_size = sizeof(info);
+  axle_status_t st = (axle_status_t)d->plugin->table->executable_describe(exe, &info);
+  uint32_t count = info.input_count + info.output_count;
+  if (st == AXLE_OK && (count > 4096 || (count && !info.io)))
+    st = axle_status_make(AXLE_STATUS_DEVICE_ERROR, "%s: described %u inputs/outputs", d->plugin->name, count);
+  axle_graph_t* g = &s->graph;
+  if (st == AXLE_OK) {
+    g->inputs = (int32_t*)axle_arena_alloc(&g->arena, (info.input_count + 1) * sizeof(int32_t), 4);
+    g->outputs = (int32_t*)axle_arena_alloc(&g->arena, (info.output_count + 1) * sizeof(int32_t), 4);
+    if (!g->inputs || !g->outputs) st = axle_status_make(AXLE_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  for (uint32_t i = 0; st == AXLE_OK && i < count; ++i) {
+    const axle_hal_tensor_t* src = &info.io[i];
+    int64_t elements;
+    size_t bytes;
+    st = axle_tensor_check_shape((axle_dtype_t)src->dtype, src->rank, src->shape, &elements, &bytes);
+    if (st != AXLE_OK) {
+      st = axle_status_annotate(st, "%s: %s tensor %u '%s'", d->plugin->name,
+                                i < info.input_count ? "input" : "output", i, src->name ? src->name : "");
+      break;
+    }
+    char fallback[32];
+    snprintf(fallback, sizeof(fallback), "%s%u", i < info.input_count ? "input" : "output",
+             i < info.input_count ? i : i - info.input_count);
+    int32_t t = axle_graph_add_tensor(g, src->name && src->name[0] ? src->name : fallback);
+    if (t < 0) {
+      st = axle_status_make(AXLE_STATUS_OUT_OF_MEMORY, "out of memory");
+      break;
+    }
+    axle_hal_tensor_t* dst = &g->tensors[t];
+    dst->dtype = src->dtype;
+    dst->rank = src->rank;
+    memcpy(dst->shape, src->shape, sizeof(dst->shape));
+    dst->size_bytes = bytes;
+    if (i < info.input_count) {
+      dst->flags = AXLE_HAL_TENSOR_GRAPH_INPUT;
+      g->inputs[g->input_count++] = t;
+    } else {
+      dst->flags = AXLE_HAL_TENSOR_GRAPH_OUTPUT;
+      g->outputs[g->output_count++] = t;
+    }
+  }
+  if (st == AXLE_OK) {
+    s->partitions = (axle_partition_t*)calloc(1, sizeof(axle_partition_t));
+    if (!s->partitions) st = axle_status_make(AXLE_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  if (st != AXLE_OK) {
+    d->plugin->table->executable_release(exe);
+    return st;
+  }
+  axle_graph_sync(g);
+  s->partitions[0].dev = (uint32_t)dev;
+  s->partitions[0].exe = exe;
+  s->partition_count = 1;
+  s->slot_count = 1 + g->input_count + g->output_count;
+  s->arena_bytes[dev] = info.arena_bytes;
+  s->planned_peak_bytes = s->unplanned_bytes = info.arena_bytes;
+  return AXLE_OK;
+}
+
 axle_status_t axle_session_create(axle_runtime_t* rt, axle_model_t* model,
                                   const axle_session_options_t* options,
                                   axle_session_t** out_session) {
@@ -545,7 +649,9 @@ axle_status_t axle_session_create(axle_runtime_t* rt, axle_model_t* model,
   /* Devices: the preference list, then the CPU as fallback. */
   static const char* const default_devices[] = {"cpu"};
   const char* const* names = o.device_count ? o.devices : default_devices;
-  uint32_t name_count = o.device_count ? o.device_count : 1;
+  /* Native artifacts without a device list go to whichever device claims
+   * them, so the CPU default does not apply. */
+  uint32_t name_count = o.device_count ? o.device_count : model->native ? 0 : 1;
   if (name_count > 64 || !names) {
     st = axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "device list is invalid (%u names)", name_count);
     goto fail;
@@ -561,6 +667,21 @@ axle_status_t axle_session_create(axle_runtime_t* rt, axle_model_t* model,
     st = add_dev(s, rt->devices[rt_index], &di);
     if (st != AXLE_OK) goto fail;
     prefs[pref_count++] = di;
+  }
+  if (model->native) {
+    s->arena_bytes = (uint64_t*)calloc(rt->device_count + 1, sizeof(uint64_t));
+    if (!s->arena_bytes) {
+      st = axle_status_make(AXLE_STATUS_OUT_OF_MEMORY, "out of memory");
+      goto fail;
+    }
+    st = create_native(s, model, prefs, pref_count, o.device_count > 0);
+    if (st != AXLE_OK) goto fail;
+    axle_trace_name_track(&s->trace, 0, "session");
+    for (uint32_t d = 0; d < s->dev_count; ++d)
+      axle_trace_name_track(&s->trace, (int32_t)(1 + d) * 10, s->devs[d]->info.name);
+    axle_status_clear();
+    *out_session = s;
+    return AXLE_OK;
   }
   int32_t cpu_dev = -1;
   axle_device_t* cpu = axle_runtime_cpu_device(rt);
@@ -589,6 +710,10 @@ axle_status_t axle_session_create(axle_runtime_t* rt, axle_model_t* model,
     if (alive[n]) s->order[s->order_count++] = n;
   s->slot_count = 1 + s->graph.input_count + s->graph.output_count;
 
+  if (o.calibration_count) {
+    st = axle_session_calibrate(s, cpu, o.calibration_inputs, o.calibration_count);
+    if (st != AXLE_OK) goto fail;
+  }
   st = axle_placement_run(s, prefs, pref_count, cpu_dev, node_dev);
   if (st == AXLE_OK) st = build(s, node_dev, cpu_dev);
   if (st != AXLE_OK) goto fail;

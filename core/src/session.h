@@ -106,6 +106,11 @@ typedef struct axle_interval_t {
 } axle_interval_t;
 uint64_t axle_memory_plan(axle_interval_t* items, uint32_t count, uint64_t align);
 
+/* calibrate.c: per-tensor uint8 quantization from sample runs on the CPU
+ * (samples: sample_count x input_count tensors). Needs s->order. */
+axle_status_t axle_session_calibrate(axle_session_t* s, axle_device_t* cpu,
+                                     axle_tensor_t* const* samples, uint32_t sample_count);
+
 /* executor.c */
 axle_status_t axle_exec_ctx_acquire(axle_session_t* s, axle_exec_ctx_t** out_ctx);
 void axle_exec_ctx_release(axle_session_t* s, axle_exec_ctx_t* ctx);

@@ -98,8 +98,12 @@ axle_status_t axle_session_placement_report(const axle_session_t* s, int format,
   const axle_graph_t* g = &s->graph;
   text_t t = {NULL, 0, 0, 0};
   if (format == AXLE_REPORT_TEXT) {
-    put(&t, "placement of %s: %u nodes, %u executed in %u partition%s\n", g->source, g->node_count,
-        s->order_count, s->partition_count, s->partition_count == 1 ? "" : "s");
+    if (s->model->native)
+      put(&t, "native artifact %s: loaded whole by plugin '%s' on device '%s'\n", g->source,
+          s->devs[s->partitions[0].dev]->plugin->name, s->devs[s->partitions[0].dev]->info.name);
+    else
+      put(&t, "placement of %s: %u nodes, %u executed in %u partition%s\n", g->source,
+          g->node_count, s->order_count, s->partition_count, s->partition_count == 1 ? "" : "s");
     for (uint32_t n = 0; n < g->node_count; ++n) {
       const axle_node_placement_t* p = &s->placement[n];
       const char* dev = p->dev >= 0 ? s->devs[p->dev]->info.name : "-";

@@ -314,6 +314,14 @@ typedef struct axle_session_options_t {
    * rank and shape are read). Symbolic dimensions not given here become 1. */
   uint32_t input_shape_count;
   const axle_tensor_info_t* input_shapes;
+  /* Calibration for devices that compute in 8 bits: calibration_count
+   * samples, each one tensor per session input in session input order
+   * (calibration_inputs[sample * input_count + input]). The core runs the
+   * float model on the CPU over them and records per-tensor uint8
+   * quantization (min/max, asymmetric) on every float tensor before
+   * placement. Borrowed for the duration of the call. */
+  uint32_t calibration_count;
+  axle_tensor_t* const* calibration_inputs;
 } axle_session_options_t;
 
 /* Places model on the runtime's devices, plans memory and compiles every

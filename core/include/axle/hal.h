@@ -281,6 +281,15 @@ typedef struct axle_hal_submit_info_t {
   void* trace_ctx;             /* non-NULL when profiling: pass to host->trace */
 } axle_hal_submit_info_t;
 
+/* What a native executable consumes and produces (executable_describe). */
+typedef struct axle_hal_native_info_t {
+  uint32_t struct_size;
+  uint32_t input_count;
+  uint32_t output_count;
+  const axle_hal_tensor_t* io;   /* input_count + output_count, owned by the executable */
+  uint64_t arena_bytes;          /* slot 0 size the core allocates per run context */
+} axle_hal_native_info_t;
+
 /* Plugin features. */
 #define AXLE_HAL_FEATURE_ASYNC 0x1u       /* completes after submit returns */
 #define AXLE_HAL_FEATURE_SERIALIZE 0x2u   /* native artifacts */
@@ -357,6 +366,20 @@ typedef struct axle_hal_plugin_t {
   int32_t (*reset)(axle_hal_device_t* device);
   /* Health: AXLE_HAL_OK, or the sticky error status with its message. */
   int32_t (*device_status)(axle_hal_device_t* device);
+
+  /* Native artifacts named by the user (a .kmodel, an NVDLA loadable, a
+   * DRP-AI object-file directory, or what executable_serialize wrote, saved
+   * to a file). path is the file or directory; data/size its bytes (NULL/0
+   * for a directory). Returns AXLE_HAL_UNSUPPORTED quickly, without a
+   * message, when the artifact is not this plugin's format; any other error
+   * means "mine, but broken" and carries a message naming path. */
+  int32_t (*artifact_load)(axle_hal_device_t* device, const char* path, const void* data,
+                           size_t size, axle_hal_executable_t** out_executable);
+  /* Inputs/outputs of an executable from artifact_load/executable_load. At
+   * submit, slot 0 is arena_bytes of device memory the core provides per run,
+   * slot 1 + i is io[i] (inputs first, then outputs) in caller memory. */
+  int32_t (*executable_describe)(axle_hal_executable_t* executable,
+                                 axle_hal_native_info_t* info);
 } axle_hal_plugin_t;
 
 /* The exported entry point. Returns NULL when the plugin cannot speak any
