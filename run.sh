@@ -18,7 +18,7 @@ PYTHON=${PYTHON:-$(command -v python3 || true)}
 
 APT_PACKAGES=(cmake gcc g++ pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcunit1-dev)
 # "module:pip name" pairs: what Python imports, what pip installs.
-PIP_PACKAGES=(numpy:numpy onnx:onnx onnxruntime:onnxruntime sklearn:scikit-learn pyflakes:pyflakes)
+PIP_PACKAGES=(numpy:numpy onnx:onnx onnxruntime:onnxruntime sklearn:scikit-learn pyflakes:pyflakes pytest:pytest)
 
 log() { printf '== %s\n' "$*" >&2; }
 

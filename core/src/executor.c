@@ -53,14 +53,18 @@ static axle_status_t ctx_new(axle_session_t* s, axle_exec_ctx_t** out) {
     c->trace_ctxs[d].trace = &s->trace;
     c->trace_ctxs[d].tid = (int32_t)(1 + d) * 10;
     c->trace_ctxs[d].device = dev->info.name;
-    if (s->arena_bytes[d] == 0) continue;
+    int used = 0;
+    for (uint32_t p = 0; p < s->partition_count; ++p) used |= s->partitions[p].dev == d;
+    if (!used) continue;
+    /* Zero-size tensors still have a location in the arena, so every device
+     * that runs something gets one, however small. */
+    uint64_t bytes = s->arena_bytes[d] ? s->arena_bytes[d] : 64;
     axle_status_t st = AXLE_OK;
     if (!AXLE_PLUGIN_HAS(dev->plugin, memory_allocate) || !AXLE_PLUGIN_HAS(dev->plugin, memory_map))
       st = axle_status_make(AXLE_STATUS_UNSUPPORTED, "%s: device '%s' has no memory allocation",
                             dev->plugin->name, dev->info.name);
     if (st == AXLE_OK)
-      st = (axle_status_t)dev->plugin->table->memory_allocate(dev->hal, s->arena_bytes[d], 64,
-                                                              &c->arenas[d]);
+      st = (axle_status_t)dev->plugin->table->memory_allocate(dev->hal, bytes, 64, &c->arenas[d]);
     if (st == AXLE_OK) {
       void* host = NULL;
       st = (axle_status_t)dev->plugin->table->memory_map(dev->hal, c->arenas[d], &host);
@@ -69,7 +73,7 @@ static axle_status_t ctx_new(axle_session_t* s, axle_exec_ctx_t** out) {
     if (st != AXLE_OK) {
       ctx_free(s, c);
       return axle_status_annotate(st, "%s: device '%s': arena of %llu bytes", dev->plugin->name,
-                                  dev->info.name, (unsigned long long)s->arena_bytes[d]);
+                                  dev->info.name, (unsigned long long)bytes);
     }
   }
   for (uint32_t p = 0; p < s->partition_count; ++p)

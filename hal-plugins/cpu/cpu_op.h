@@ -66,6 +66,16 @@ const axle_hal_tensor_t* cpu_node_input(const axle_hal_graph_t* g, const axle_ha
 const axle_hal_tensor_t* cpu_node_output(const axle_hal_graph_t* g, const axle_hal_node_t* n,
                                          uint32_t i);
 int64_t cpu_attr_int(const axle_hal_node_t* n, const char* name, int64_t dflt);
+/* prepare() failures: sets "cpu: node 'N' (Op): what" and returns code. */
+int32_t cpu_step_fail(const axle_hal_host_t* host, const cpu_step_t* step, int32_t code,
+                      const char* what);
+/* step->params as one zeroed block the step owns; NULL (message set) when out
+ * of memory. */
+void* cpu_step_params(const axle_hal_host_t* host, cpu_step_t* step, size_t bytes);
+/* Input i's data at run time: in[i], or the constant's data. */
+const void* cpu_step_input_data(const cpu_step_t* step, const void* const* in, uint32_t i);
+/* "float32", "int64", ... ("undefined" for unknown codes). */
+const char* cpu_dtype_name(int32_t dtype);
 float cpu_attr_float(const axle_hal_node_t* n, const char* name, float dflt);
 
 #endif /* AXLE_CPU_OP_H_ */

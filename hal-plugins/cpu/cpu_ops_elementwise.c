@@ -8,10 +8,14 @@
  * ops) share check/prepare/run and find their differences in small
  * descriptor tables keyed by op_type.
  *
- * Declined (check() says so): float16/bfloat16 arithmetic, Equal/Less/
- * Greater on bool or 8/16-bit integers, Pow with a runtime exponent of another
- * dtype, Cast from/to string, Q/DQ with block_size, non-float32 scales,
- * float8/int4 types, Dropout with a constant training_mode = true.
+ * Dtypes: arithmetic, comparisons and Clip on float32/float64 and every
+ * 8- to 64-bit integer (integers wrap; x / 0 = 0); float math on
+ * float32/float64; Where/Identity on any fixed-size dtype; Cast among all 13
+ * fixed-size dtypes. Declined (check() says why): float16/bfloat16
+ * arithmetic, Less/Greater on bool, Pow of an integer base with an exponent
+ * of another dtype, Cast from/to string, Q/DQ with block_size or
+ * non-float32 scales, float8/int4 types, training-mode Dropout on
+ * non-float types.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,42 +28,9 @@
 /* Shared helpers                                                            */
 /* ------------------------------------------------------------------------ */
 
-static const char* dname(int32_t dtype) {
-  const char* n = axle_cast_dtype_name(dtype);
-  return n ? n : "undefined";
-}
-
-/* prepare() failures name the node, as every Axle message does. */
-static int32_t fail(const axle_hal_host_t* host, const cpu_step_t* step, int32_t code,
-                    const char* what) {
-  return host->status_make(code, "cpu: node '%s' (%s): %s", step->node->name,
-                           step->node->op_type, what);
-}
-
-/* params is one calloc() block that the step owns (the plugin frees it). */
-static void* params_new(const axle_hal_host_t* host, cpu_step_t* step, size_t bytes) {
-  step->params = calloc(1, bytes);
-  if (!step->params)
-    host->status_make(AXLE_HAL_OUT_OF_MEMORY, "cpu: node '%s' (%s): out of memory",
-                      step->node->name, step->node->op_type);
-  return step->params;
-}
-
 static size_t elements(const axle_hal_tensor_t* t) {
   return (size_t)axle_hal_tensor_elements(t);
 }
-
-/* Index of a dtype in the kernel tables (AXLE_ARITH_DTYPES order), or -1. */
-static int arith_index(int32_t dtype) {
-  switch (dtype) {
-    case AXLE_HAL_DTYPE_F32: return 0;
-    case AXLE_HAL_DTYPE_F64: return 1;
-    case AXLE_HAL_DTYPE_I32: return 2;
-    case AXLE_HAL_DTYPE_I64: return 3;
-    default: return -1;
-  }
-}
-#define ARITH_DTYPES 4
 
 /* Converts count values of src_dtype into dst (dst_dtype) with Cast's rules;
  * used to bring attribute floats and constant operands into an op's dtype at
@@ -89,14 +60,6 @@ static int plan_broadcast(axle_nd_t* nd, const axle_hal_tensor_t* out,
   return 0;
 }
 
-/* Input data at run time. Constant inputs normally arrive in in[] too; the
- * fallback keeps ops correct if a caller passes only the graph's data. */
-static const void* input_data(const cpu_step_t* step, const void* const* in, uint32_t i) {
-  if (i >= step->input_count) return NULL;
-  if (in[i]) return in[i];
-  return step->in[i] ? step->in[i]->data : NULL;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Binary and variadic arithmetic, comparisons                               */
 /* ------------------------------------------------------------------------ */
@@ -105,8 +68,8 @@ static const void* input_data(const cpu_step_t* step, const void* const* in, uin
 enum { AXLE_BINARY_OPS(BIN_ENUM_, _) BIN_COUNT };
 
 #define BIN_FN_(dt, op) axle_##dt##_##op##_scalar,
-#define BIN_ROW_(dt, T) {AXLE_BINARY_OPS(BIN_FN_, dt)},
-static const axle_binary_fn k_binary[ARITH_DTYPES][BIN_COUNT] = {
+#define BIN_ROW_(dt, T, code) {AXLE_BINARY_OPS(BIN_FN_, dt)},
+static const axle_binary_fn k_binary[AXLE_ARITH_DTYPE_COUNT][BIN_COUNT] = {
     AXLE_ARITH_DTYPES(BIN_ROW_)};
 
 typedef struct binary_desc_t {
@@ -137,11 +100,20 @@ typedef struct binary_params_t {
   axle_binary_fn div;       /* Mean only */
   size_t in_size, out_size; /* element sizes */
   size_t out_count;
-  const void* konst;        /* Pow: exponent pre-cast to the base dtype, or NULL */
+  const void* konst;        /* Pow: constant exponent pre-cast to the base dtype */
+  axle_cast_t exp_cast;     /* Pow: runtime exponent cast into scratch per run */
+  size_t exp_count;         /* elements to cast; 0 = no runtime cast */
   _Alignas(8) unsigned char divisor[8]; /* Mean: input count in the dtype */
   uint32_t steps;           /* folds; 0 = single-input copy */
   axle_nd_t nd[];           /* steps plans */
 } binary_params_t;
+
+/* Kernel table row for an op's input dtype. Equal also compares bool
+ * tensors, whose bytes are canonical 0/1, through the uint8 kernel. */
+static int binary_row(const binary_desc_t* d, int32_t dtype) {
+  if (dtype == AXLE_HAL_DTYPE_BOOL && d->kernel == BIN_equal) dtype = AXLE_HAL_DTYPE_U8;
+  return axle_arith_dtype_index(dtype);
+}
 
 static int32_t check_binary(const axle_hal_graph_t* g, const axle_hal_node_t* n, char* reason,
                             size_t rs) {
@@ -151,21 +123,26 @@ static int32_t check_binary(const axle_hal_graph_t* g, const axle_hal_node_t* n,
     return cpu_unsupported(reason, rs, "%s: %u inputs", n->op_type, n->input_count);
   const axle_hal_tensor_t* a = cpu_node_input(g, n, 0);
   if (!a) return cpu_unsupported(reason, rs, "%s: missing input 0", n->op_type);
-  if (arith_index(a->dtype) < 0)
-    return cpu_unsupported(reason, rs, "%s: dtype %s not supported (float32, float64, int32, int64)",
-                           n->op_type, dname(a->dtype));
+  if (binary_row(d, a->dtype) < 0)
+    return cpu_unsupported(reason, rs,
+                           "%s: dtype %s not supported (float32/64, 8- to 64-bit integers)",
+                           n->op_type, cpu_dtype_name(a->dtype));
   for (uint32_t i = 1; i < n->input_count; ++i) {
     const axle_hal_tensor_t* b = cpu_node_input(g, n, i);
     if (!b) return cpu_unsupported(reason, rs, "%s: missing input %u", n->op_type, i);
     if (b->dtype == a->dtype) continue;
-    /* Pow's exponent may have another dtype (opset 12+); a constant one is
-     * converted once at compile time. */
-    if (d->kernel == BIN_pow && b->data && axle_cast_dtype_name(b->dtype) &&
-        b->dtype != AXLE_HAL_DTYPE_STRING)
+    /* Pow's exponent may have another dtype (opset 12+). A float base
+     * converts it to its own dtype (at compile time when constant, else
+     * into scratch per run). An integer base would truncate a fractional
+     * exponent that way, so it needs an exponent of its own dtype. */
+    axle_cast_t plan;
+    const int float_base = a->dtype == AXLE_HAL_DTYPE_F32 || a->dtype == AXLE_HAL_DTYPE_F64;
+    if (d->kernel == BIN_pow && float_base && axle_cast_plan(b->dtype, a->dtype, &plan) == 0)
       continue;
     return cpu_unsupported(reason, rs, "%s: input %u is %s but input 0 is %s%s", n->op_type, i,
-                           dname(b->dtype), dname(a->dtype),
-                           d->kernel == BIN_pow ? " (only a constant exponent may differ)" : "");
+                           cpu_dtype_name(b->dtype), cpu_dtype_name(a->dtype),
+                           d->kernel == BIN_pow ? " (only a float base takes another exponent dtype)"
+                                                : "");
   }
   return AXLE_HAL_OK;
 }
@@ -174,17 +151,17 @@ static int32_t prepare_binary(const axle_hal_host_t* host, cpu_step_t* step) {
   const binary_desc_t* d = binary_desc(step->node->op_type);
   const axle_hal_tensor_t* a = step->in[0];
   const axle_hal_tensor_t* out = step->out[0];
-  const int di = d && a ? arith_index(a->dtype) : -1;
-  if (di < 0) return fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype");
+  const int di = d && a ? binary_row(d, a->dtype) : -1;
+  if (di < 0) return cpu_step_fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype");
   if (out->dtype != (d->bool_out ? AXLE_HAL_DTYPE_BOOL : a->dtype))
-    return fail(host, step, AXLE_HAL_INVALID_MODEL, "output dtype does not match the op");
+    return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "output dtype does not match the op");
   const uint32_t steps = step->input_count - 1;
   const axle_hal_tensor_t* b = steps ? step->in[1] : NULL;
   const int precast = d->kernel == BIN_pow && b && b->dtype != a->dtype;
   const size_t es = axle_hal_dtype_size(a->dtype);
   const size_t konst_bytes = precast ? elements(b) * es : 0;
   const size_t head = sizeof(binary_params_t) + steps * sizeof(axle_nd_t);
-  binary_params_t* p = params_new(host, step, head + konst_bytes);
+  binary_params_t* p = cpu_step_params(host, step, head + (precast && b->data ? konst_bytes : 0));
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
   p->fn = k_binary[di][d->kernel];
   p->in_size = es;
@@ -195,19 +172,22 @@ static int32_t prepare_binary(const axle_hal_host_t* host, cpu_step_t* step) {
     /* Fold k combines the running result (input 0 broadcast for the first
      * fold, then the output itself) with input k + 1. */
     const axle_hal_tensor_t* ops[2] = {k == 0 ? a : out, step->in[k + 1]};
-    if (!ops[1]) return fail(host, step, AXLE_HAL_INVALID_MODEL, "missing input");
+    if (!ops[1]) return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "missing input");
     if (plan_broadcast(&p->nd[k], out, ops, 2) != 0)
-      return fail(host, step, AXLE_HAL_INVALID_MODEL,
+      return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL,
                   "input shapes do not broadcast to the output shape");
   }
   if (precast) {
-    if (!b->data)
-      return fail(host, step, AXLE_HAL_UNSUPPORTED,
-                  "exponent of another dtype must be constant");
-    void* konst = (char*)p + head;
-    if (convert(b->dtype, b->data, a->dtype, konst, elements(b)) != 0)
-      return fail(host, step, AXLE_HAL_UNSUPPORTED, "exponent dtype cannot be converted");
-    p->konst = konst;
+    if (axle_cast_plan(b->dtype, a->dtype, &p->exp_cast) != 0)
+      return cpu_step_fail(host, step, AXLE_HAL_UNSUPPORTED, "exponent dtype cannot be converted");
+    if (b->data) {
+      void* konst = (char*)p + head;
+      axle_cast_scalar(&p->exp_cast, b->data, konst, elements(b));
+      p->konst = konst;
+    } else {
+      p->exp_count = elements(b);
+      step->scratch_bytes = konst_bytes;
+    }
   }
   if (d->mean && steps) {
     const int64_t count = (int64_t)step->input_count;
@@ -219,15 +199,19 @@ static int32_t prepare_binary(const axle_hal_host_t* host, cpu_step_t* step) {
 
 static void run_binary(const cpu_step_t* step, const void* const* in, void* const* out,
                        void* scratch) {
-  (void)scratch;
   const binary_params_t* p = step->params;
+  const void* konst = p->konst;
+  if (p->exp_count) {
+    axle_cast_scalar(&p->exp_cast, cpu_step_input_data(step, in, 1), scratch, p->exp_count);
+    konst = scratch;
+  }
   if (p->steps == 0) {
     axle_copy_bytes_scalar(out[0], in[0], p->out_count * p->out_size);
     return;
   }
   for (uint32_t k = 0; k < p->steps; ++k) {
-    const void* a = k == 0 ? input_data(step, in, 0) : out[0];
-    const void* b = k == 0 && p->konst ? p->konst : input_data(step, in, k + 1);
+    const void* a = k == 0 ? cpu_step_input_data(step, in, 0) : out[0];
+    const void* b = k == 0 && konst ? konst : cpu_step_input_data(step, in, k + 1);
     axle_nd_binary_scalar(&p->nd[k], p->fn, out[0], p->out_size, a,
                           k == 0 ? p->in_size : p->out_size, b, p->in_size);
   }
@@ -251,22 +235,22 @@ static int32_t check_where(const axle_hal_graph_t* g, const axle_hal_node_t* n, 
   const axle_hal_tensor_t* y = cpu_node_input(g, n, 2);
   if (!c || !x || !y) return cpu_unsupported(reason, rs, "Where: needs 3 inputs");
   if (c->dtype != AXLE_HAL_DTYPE_BOOL)
-    return cpu_unsupported(reason, rs, "Where: condition is %s, not bool", dname(c->dtype));
+    return cpu_unsupported(reason, rs, "Where: condition is %s, not bool", cpu_dtype_name(c->dtype));
   if (x->dtype != y->dtype || !axle_where_for_width(axle_hal_dtype_size(x->dtype)))
-    return cpu_unsupported(reason, rs, "Where: values are %s and %s", dname(x->dtype),
-                           dname(y->dtype));
+    return cpu_unsupported(reason, rs, "Where: values are %s and %s", cpu_dtype_name(x->dtype),
+                           cpu_dtype_name(y->dtype));
   return AXLE_HAL_OK;
 }
 
 static int32_t prepare_where(const axle_hal_host_t* host, cpu_step_t* step) {
-  where_params_t* p = params_new(host, step, sizeof *p);
+  where_params_t* p = cpu_step_params(host, step, sizeof *p);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
   p->es = axle_hal_dtype_size(step->out[0]->dtype);
   p->fn = axle_where_for_width(p->es);
   if (step->input_count != 3 || !step->in[0] || !step->in[1] || !step->in[2] || !p->fn)
-    return fail(host, step, AXLE_HAL_INVALID_MODEL, "needs condition, x and y");
+    return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "needs condition, x and y");
   if (plan_broadcast(&p->nd, step->out[0], step->in, 3) != 0)
-    return fail(host, step, AXLE_HAL_INVALID_MODEL,
+    return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL,
                 "input shapes do not broadcast to the output shape");
   return AXLE_HAL_OK;
 }
@@ -275,8 +259,8 @@ static void run_where(const cpu_step_t* step, const void* const* in, void* const
                       void* scratch) {
   (void)scratch;
   const where_params_t* p = step->params;
-  axle_nd_where_scalar(&p->nd, p->fn, p->es, out[0], input_data(step, in, 0),
-                       input_data(step, in, 1), input_data(step, in, 2));
+  axle_nd_where_scalar(&p->nd, p->fn, p->es, out[0], cpu_step_input_data(step, in, 0),
+                       cpu_step_input_data(step, in, 1), cpu_step_input_data(step, in, 2));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -287,11 +271,14 @@ static void run_where(const cpu_step_t* step, const void* const* in, void* const
 enum { AXLE_UNARY_FLOAT_OPS(UN_ENUM_, _) UN_not, UN_COUNT };
 
 #define UN_FN_(dt, op) [UN_##op] = axle_##dt##_##op##_scalar,
-#define UN_FLOAT_ROW_(dt, T) {AXLE_UNARY_FLOAT_OPS(UN_FN_, dt)},
-#define UN_INT_ROW_(dt, T) {AXLE_UNARY_INT_OPS(UN_FN_, dt)},
-/* NULL entries: no kernel for that dtype (e.g. Sigmoid on int32). */
-static const axle_unary_fn k_unary[ARITH_DTYPES][UN_COUNT] = {
-    AXLE_FLOAT_DTYPES(UN_FLOAT_ROW_) AXLE_INT_DTYPES(UN_INT_ROW_)};
+#define UN_FLOAT_ROW_(dt, T, code) {AXLE_UNARY_FLOAT_OPS(UN_FN_, dt)},
+#define UN_SINT_ROW_(dt, T, code) {AXLE_UNARY_SINT_OPS(UN_FN_, dt)},
+#define UN_UINT_ROW_(dt, T, code) {AXLE_UNARY_UINT_OPS(UN_FN_, dt)},
+/* Rows in AXLE_ARITH_DTYPES order; NULL entries: no kernel for that dtype
+ * (e.g. Sigmoid on int32). */
+static const axle_unary_fn k_unary[AXLE_ARITH_DTYPE_COUNT][UN_COUNT] = {
+    AXLE_FLOAT_DTYPES(UN_FLOAT_ROW_) AXLE_SINT_DTYPES(UN_SINT_ROW_)
+        AXLE_UINT_DTYPES(UN_UINT_ROW_)};
 
 typedef struct unary_desc_t {
   const char* op_type;
@@ -331,7 +318,7 @@ static const unary_desc_t* unary_desc(const char* op_type) {
 
 static axle_unary_fn unary_kernel(const unary_desc_t* d, int32_t dtype) {
   if (d->kernel == UN_not) return dtype == AXLE_HAL_DTYPE_BOOL ? axle_bool_not_scalar : NULL;
-  const int di = arith_index(dtype);
+  const int di = axle_arith_dtype_index(dtype);
   return di < 0 ? NULL : k_unary[di][d->kernel];
 }
 
@@ -348,12 +335,12 @@ static int32_t check_unary(const axle_hal_graph_t* g, const axle_hal_node_t* n, 
   const axle_hal_tensor_t* x = cpu_node_input(g, n, 0);
   if (!d || !x) return cpu_unsupported(reason, rs, "%s: missing input", n->op_type);
   if (!unary_kernel(d, x->dtype))
-    return cpu_unsupported(reason, rs, "%s: dtype %s not supported", n->op_type, dname(x->dtype));
+    return cpu_unsupported(reason, rs, "%s: dtype %s not supported", n->op_type, cpu_dtype_name(x->dtype));
   for (uint32_t i = 1; d->kernel == UN_clip && i < n->input_count && i < 3; ++i) {
     const axle_hal_tensor_t* b = cpu_node_input(g, n, i);
     if (b && b->dtype != x->dtype)
       return cpu_unsupported(reason, rs, "Clip: bound %u is %s, input is %s", i,
-                             dname(b->dtype), dname(x->dtype));
+                             cpu_dtype_name(b->dtype), cpu_dtype_name(x->dtype));
   }
   return AXLE_HAL_OK;
 }
@@ -362,8 +349,8 @@ static int32_t prepare_unary(const axle_hal_host_t* host, cpu_step_t* step) {
   const unary_desc_t* d = unary_desc(step->node->op_type);
   const axle_hal_tensor_t* x = step->in[0];
   axle_unary_fn fn = d && x ? unary_kernel(d, x->dtype) : NULL;
-  if (!fn) return fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype");
-  unary_params_t* p = params_new(host, step, sizeof *p);
+  if (!fn) return cpu_step_fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype");
+  unary_params_t* p = cpu_step_params(host, step, sizeof *p);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
   p->fn = fn;
   p->n = elements(x);
@@ -384,7 +371,7 @@ static int32_t prepare_unary(const axle_hal_host_t* host, cpu_step_t* step) {
       const axle_hal_tensor_t* b = step->in[1 + i];
       if (!b) continue;
       if (b->dtype != x->dtype || elements(b) != 1)
-        return fail(host, step, AXLE_HAL_INVALID_MODEL, "min/max must be scalars of the input dtype");
+        return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "min/max must be scalars of the input dtype");
       if (b->data)
         memcpy(p->prm + i * p->es, b->data, p->es);
       else
@@ -407,7 +394,7 @@ static void run_unary(const cpu_step_t* step, const void* const* in, void* const
   _Alignas(8) unsigned char prm[16];
   memcpy(prm, p->prm, sizeof prm);
   for (uint32_t i = 0; i < 2; ++i) {
-    const void* b = p->runtime[i] ? input_data(step, in, 1 + i) : NULL;
+    const void* b = p->runtime[i] ? cpu_step_input_data(step, in, 1 + i) : NULL;
     if (b) memcpy(prm + i * p->es, b, p->es);
   }
   p->fn(in[0], out[0], p->n, prm);
@@ -418,8 +405,17 @@ static void run_unary(const cpu_step_t* step, const void* const* in, void* const
 /* ------------------------------------------------------------------------ */
 
 typedef struct copy_params_t {
-  size_t bytes;
-  size_t mask_bytes; /* Dropout's optional mask output: all true */
+  size_t bytes, n;
+  size_t mask_bytes;          /* Dropout's optional mask output */
+  /* Dropout with a training_mode input (opset 12+): training runs the
+   * random kernel; the flag and the ratio may be known only at run time. */
+  axle_dropout_fn dropout;
+  uint8_t training;           /* constant true */
+  uint8_t training_runtime;   /* decided by in[2] per run */
+  uint8_t ratio_runtime;      /* ratio read from in[1] per run */
+  axle_cast_t ratio_cast;     /* ratio dtype -> double */
+  double ratio;
+  uint64_t seed;
 } copy_params_t;
 
 static int32_t check_passthrough(const axle_hal_graph_t* g, const axle_hal_node_t* n,
@@ -427,22 +423,39 @@ static int32_t check_passthrough(const axle_hal_graph_t* g, const axle_hal_node_
   const axle_hal_tensor_t* x = cpu_node_input(g, n, 0);
   if (!x || !axle_hal_dtype_size(x->dtype))
     return cpu_unsupported(reason, rs, "%s: dtype %s not supported", n->op_type,
-                           x ? dname(x->dtype) : "none");
-  if (strcmp(n->op_type, "Dropout") == 0) {
-    /* Training mode would need random masks; inference is all the CPU
-     * plugin does. A runtime training_mode is taken as false. */
-    const axle_hal_tensor_t* t = cpu_node_input(g, n, 2);
-    if (t && t->data && t->dtype == AXLE_HAL_DTYPE_BOOL && *(const uint8_t*)t->data)
-      return cpu_unsupported(reason, rs, "Dropout: training_mode = true is not supported");
-  }
+                           x ? cpu_dtype_name(x->dtype) : "none");
+  const axle_hal_tensor_t* t = strcmp(n->op_type, "Dropout") ? NULL : cpu_node_input(g, n, 2);
+  const int inference = !t || (t->data && !*(const uint8_t*)t->data);
+  if (!inference && x->dtype != AXLE_HAL_DTYPE_F32 && x->dtype != AXLE_HAL_DTYPE_F64)
+    return cpu_unsupported(reason, rs, "Dropout: training mode needs float32 or float64, not %s",
+                           cpu_dtype_name(x->dtype));
   return AXLE_HAL_OK;
 }
 
 static int32_t prepare_passthrough(const axle_hal_host_t* host, cpu_step_t* step) {
-  copy_params_t* p = params_new(host, step, sizeof *p);
+  copy_params_t* p = cpu_step_params(host, step, sizeof *p);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
-  p->bytes = elements(step->in[0]) * axle_hal_dtype_size(step->in[0]->dtype);
+  const axle_hal_tensor_t* x = step->in[0];
+  p->n = elements(x);
+  p->bytes = p->n * axle_hal_dtype_size(x->dtype);
   if (step->output_count > 1 && step->out[1]) p->mask_bytes = elements(step->out[1]);
+  const axle_hal_tensor_t* t = step->input_count > 2 ? step->in[2] : NULL;
+  if (strcmp(step->node->op_type, "Dropout") || !t || (t->data && !*(const uint8_t*)t->data))
+    return AXLE_HAL_OK; /* inference: a copy */
+  p->dropout = x->dtype == AXLE_HAL_DTYPE_F64 ? axle_f64_dropout_scalar : axle_f32_dropout_scalar;
+  p->training = t->data != NULL;
+  p->training_runtime = t->data == NULL;
+  p->seed = (uint64_t)cpu_attr_int(step->node, "seed", 0);
+  p->ratio = 0.5; /* ONNX default */
+  const axle_hal_tensor_t* r = step->in[1];
+  if (r) {
+    if (elements(r) != 1 || axle_cast_plan(r->dtype, AXLE_HAL_DTYPE_F64, &p->ratio_cast) != 0)
+      return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "ratio must be a float scalar");
+    if (r->data)
+      axle_cast_scalar(&p->ratio_cast, r->data, &p->ratio, 1);
+    else
+      p->ratio_runtime = 1;
+  }
   return AXLE_HAL_OK;
 }
 
@@ -450,6 +463,13 @@ static void run_passthrough(const cpu_step_t* step, const void* const* in, void*
                             void* scratch) {
   (void)scratch;
   const copy_params_t* p = step->params;
+  const uint8_t* t = p->training_runtime ? cpu_step_input_data(step, in, 2) : NULL;
+  double ratio = p->ratio;
+  if (p->ratio_runtime) axle_cast_scalar(&p->ratio_cast, cpu_step_input_data(step, in, 1), &ratio, 1);
+  if ((p->training || (t && *t)) && ratio > 0.0) {
+    p->dropout(in[0], out[0], p->mask_bytes ? out[1] : NULL, p->n, ratio, p->seed);
+    return;
+  }
   axle_copy_bytes_scalar(out[0], in[0], p->bytes);
   if (p->mask_bytes && out[1]) memset(out[1], 1, p->mask_bytes);
 }
@@ -470,16 +490,16 @@ static int32_t check_cast(const axle_hal_graph_t* g, const axle_hal_node_t* n, c
   axle_cast_t plan;
   if (!x) return cpu_unsupported(reason, rs, "Cast: missing input");
   if (axle_cast_plan(x->dtype, to, &plan) != 0)
-    return cpu_unsupported(reason, rs, "Cast: %s to %s not supported", dname(x->dtype),
+    return cpu_unsupported(reason, rs, "Cast: %s to %s not supported", cpu_dtype_name(x->dtype),
                            axle_cast_dtype_name(to) ? axle_cast_dtype_name(to) : "this dtype");
   return AXLE_HAL_OK;
 }
 
 static int32_t prepare_cast(const axle_hal_host_t* host, cpu_step_t* step) {
-  cast_params_t* p = params_new(host, step, sizeof *p);
+  cast_params_t* p = cpu_step_params(host, step, sizeof *p);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
   if (axle_cast_plan(step->in[0]->dtype, step->out[0]->dtype, &p->plan) != 0)
-    return fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype pair");
+    return cpu_step_fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype pair");
   p->n = elements(step->in[0]);
   return AXLE_HAL_OK;
 }
@@ -549,24 +569,24 @@ static int32_t check_qdq(const axle_hal_graph_t* g, const axle_hal_node_t* n, ch
                            n->op_type);
   if (s->dtype != AXLE_HAL_DTYPE_F32)
     return cpu_unsupported(reason, rs, "%s: scale dtype %s not supported (float32 only)",
-                           n->op_type, dname(s->dtype));
+                           n->op_type, cpu_dtype_name(s->dtype));
   if (dq) {
     if (!qdq_type(x->dtype, 1))
       return cpu_unsupported(reason, rs, "DequantizeLinear: input dtype %s not supported "
-                             "(uint8, int8, uint16, int16, int32)", dname(x->dtype));
+                             "(uint8, int8, uint16, int16, int32)", cpu_dtype_name(x->dtype));
     if (z && z->dtype != x->dtype)
       return cpu_unsupported(reason, rs, "DequantizeLinear: zero point is %s, input is %s",
-                             dname(z->dtype), dname(x->dtype));
+                             cpu_dtype_name(z->dtype), cpu_dtype_name(x->dtype));
     return AXLE_HAL_OK;
   }
   if (x->dtype != AXLE_HAL_DTYPE_F32)
     return cpu_unsupported(reason, rs, "QuantizeLinear: input dtype %s not supported (float32)",
-                           dname(x->dtype));
+                           cpu_dtype_name(x->dtype));
   int32_t to = z ? z->dtype : (int32_t)cpu_attr_int(n, "output_dtype", 0);
   if (to == 0) to = AXLE_HAL_DTYPE_U8;
   if (!qdq_type(to, 0))
     return cpu_unsupported(reason, rs, "QuantizeLinear: output dtype %s not supported "
-                           "(uint8, int8, uint16, int16)", dname(to));
+                           "(uint8, int8, uint16, int16)", cpu_dtype_name(to));
   return AXLE_HAL_OK;
 }
 
@@ -576,20 +596,20 @@ static int32_t prepare_qdq(const axle_hal_host_t* host, cpu_step_t* step) {
   const axle_hal_tensor_t* s = step->input_count > 1 ? step->in[1] : NULL;
   const axle_hal_tensor_t* z = step->input_count > 2 ? step->in[2] : NULL;
   const axle_hal_tensor_t* y = step->out[0];
-  if (!x || !s) return fail(host, step, AXLE_HAL_INVALID_MODEL, "needs x and scale");
-  qdq_params_t* p = params_new(host, step, sizeof *p);
+  if (!x || !s) return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "needs x and scale");
+  qdq_params_t* p = cpu_step_params(host, step, sizeof *p);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
   const size_t count = elements(s);
   p->outer = 1;
   p->channels = 1;
   p->inner = elements(x);
-  if (s->rank > 1) return fail(host, step, AXLE_HAL_UNSUPPORTED, "scale of rank > 1 (blocked)");
+  if (s->rank > 1) return cpu_step_fail(host, step, AXLE_HAL_UNSUPPORTED, "scale of rank > 1 (blocked)");
   if (s->rank == 1 && count != 1) {
     /* Per-axis: one (scale, zero point) per index of `axis`. */
     int64_t axis = cpu_attr_int(step->node, "axis", 1);
     if (axis < 0) axis += x->rank;
     if (axis < 0 || axis >= (int64_t)x->rank || x->shape[axis] != (int64_t)count)
-      return fail(host, step, AXLE_HAL_INVALID_MODEL,
+      return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL,
                   "scale length does not match the input's extent along axis");
     p->outer = 1;
     for (int64_t d = 0; d < axis; ++d) p->outer *= (size_t)x->shape[d];
@@ -599,14 +619,14 @@ static int32_t prepare_qdq(const axle_hal_host_t* host, cpu_step_t* step) {
   }
   if (z) {
     if (elements(z) != count)
-      return fail(host, step, AXLE_HAL_INVALID_MODEL, "zero point and scale differ in length");
+      return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "zero point and scale differ in length");
     p->zp_dtype = z->dtype;
   }
   p->in_size = axle_hal_dtype_size(x->dtype);
   p->out_size = axle_hal_dtype_size(y->dtype);
   const qdq_type_t* t = qdq_type(dq ? x->dtype : y->dtype, dq);
   if (!t || (dq ? y : x)->dtype != AXLE_HAL_DTYPE_F32 || (z && z->dtype != t->dtype))
-    return fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype");
+    return cpu_step_fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype");
   if (dq)
     p->dequantize = t->dequantize;
   else
@@ -618,8 +638,8 @@ static void run_qdq(const cpu_step_t* step, const void* const* in, void* const* 
                     void* scratch) {
   (void)scratch;
   const qdq_params_t* p = step->params;
-  const float* scale = input_data(step, in, 1);
-  const void* zp = p->zp_dtype ? input_data(step, in, 2) : NULL;
+  const float* scale = cpu_step_input_data(step, in, 1);
+  const void* zp = p->zp_dtype ? cpu_step_input_data(step, in, 2) : NULL;
   const char* x = in[0];
   char* y = out[0];
   for (size_t o = 0; o < p->outer; ++o) {

@@ -30,36 +30,9 @@
 /* Shared helpers                                                            */
 /* ------------------------------------------------------------------------ */
 
-#define R AXLE_HAL_MAX_RANK
-
-static const char* dname(int32_t dtype) {
-  const char* n = axle_cast_dtype_name(dtype);
-  return n ? n : "undefined";
-}
-
-/* prepare() failures name the node, as every Axle message does. */
-static int32_t fail(const axle_hal_host_t* host, const cpu_step_t* step, int32_t code,
-                    const char* what) {
-  return host->status_make(code, "cpu: node '%s' (%s): %s", step->node->name,
-                           step->node->op_type, what);
-}
-
-/* params is one calloc() block that the step owns (the plugin frees it). */
-static void* params_new(const axle_hal_host_t* host, cpu_step_t* step, size_t bytes) {
-  step->params = calloc(1, bytes);
-  if (!step->params)
-    host->status_make(AXLE_HAL_OUT_OF_MEMORY, "cpu: node '%s' (%s): out of memory",
-                      step->node->name, step->node->op_type);
-  return step->params;
-}
+#define MAXR AXLE_HAL_MAX_RANK /* bound of every per-axis array here */
 
 static int64_t elements(const axle_hal_tensor_t* t) { return axle_hal_tensor_elements(t); }
-
-static const void* input_data(const cpu_step_t* step, const void* const* in, uint32_t i) {
-  if (i >= step->input_count) return NULL;
-  if (in[i]) return in[i];
-  return step->in[i] ? step->in[i]->data : NULL;
-}
 
 static const axle_hal_tensor_t* step_input(const cpu_step_t* step, uint32_t i) {
   return i < step->input_count ? step->in[i] : NULL;
@@ -100,19 +73,14 @@ typedef struct arith_kernels_t {
   axle_binary_fn add, maxb, div;
   axle_range_fn range;
 } arith_kernels_t;
-#define ARITH_ROW_(dt, T)                                                                   \
+#define ARITH_ROW_(dt, T, code)                                                                 \
   {axle_##dt##_reduce_sum_scalar, axle_##dt##_reduce_max_scalar, axle_##dt##_add_scalar, \
    axle_##dt##_max_scalar, axle_##dt##_div_scalar, axle_##dt##_range_scalar},
 static const arith_kernels_t k_arith[] = {AXLE_ARITH_DTYPES(ARITH_ROW_)};
 
 static const arith_kernels_t* arith(int32_t dtype) {
-  switch (dtype) {
-    case AXLE_HAL_DTYPE_F32: return &k_arith[0];
-    case AXLE_HAL_DTYPE_F64: return &k_arith[1];
-    case AXLE_HAL_DTYPE_I32: return &k_arith[2];
-    case AXLE_HAL_DTYPE_I64: return &k_arith[3];
-    default: return NULL;
-  }
+  const int i = axle_arith_dtype_index(dtype);
+  return i < 0 ? NULL : &k_arith[i];
 }
 
 static void convert(int32_t src_dtype, const void* src, int32_t dst_dtype, void* dst) {
@@ -144,7 +112,7 @@ typedef struct prog_t {
 static prog_t* prog_new(const axle_hal_host_t* host, cpu_step_t* step, size_t es, uint32_t max,
                         size_t payload, unsigned char** payload_ptr) {
   const size_t head = sizeof(prog_t) + max * sizeof(piece_t);
-  prog_t* p = params_new(host, step, head + payload);
+  prog_t* p = cpu_step_params(host, step, head + payload);
   if (!p) return NULL;
   p->es = es;
   if (payload_ptr) *payload_ptr = (unsigned char*)p + head;
@@ -186,7 +154,7 @@ static void run_prog(const cpu_step_t* step, const void* const* in, void* const*
   const ptrdiff_t es = (ptrdiff_t)p->es;
   for (uint32_t i = 0; i < p->count; ++i) {
     const piece_t* pc = &p->piece[i];
-    const void* src = pc->src_kind == SRC_INPUT    ? input_data(step, in, pc->src_index)
+    const void* src = pc->src_kind == SRC_INPUT    ? cpu_step_input_data(step, in, pc->src_index)
                       : pc->src_kind == SRC_OUTPUT ? out[pc->src_index]
                                                    : pc->konst;
     if (!src || !out[pc->dst_index]) continue;
@@ -201,7 +169,7 @@ static int32_t check_sized(const axle_hal_graph_t* g, const axle_hal_node_t* n, 
   const axle_hal_tensor_t* x = cpu_node_input(g, n, 0);
   if (!x) return cpu_unsupported(reason, rs, "%s: missing input 0", n->op_type);
   if (!axle_hal_dtype_size(x->dtype))
-    return cpu_unsupported(reason, rs, "%s: dtype %s not supported", n->op_type, dname(x->dtype));
+    return cpu_unsupported(reason, rs, "%s: dtype %s not supported", n->op_type, cpu_dtype_name(x->dtype));
   return AXLE_HAL_OK;
 }
 
@@ -213,7 +181,7 @@ static int32_t prepare_reshape(const axle_hal_host_t* host, cpu_step_t* step) {
   const axle_hal_tensor_t* x = step->in[0];
   const axle_hal_tensor_t* y = step->out[0];
   if (elements(x) != elements(y) || x->dtype != y->dtype)
-    return fail(host, step, AXLE_HAL_INVALID_MODEL, "output size differs from the input's");
+    return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "output size differs from the input's");
   prog_t* p = prog_new(host, step, axle_hal_dtype_size(x->dtype), 1, 0, NULL);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
   piece_flat(p, elements(x)); /* skipped at run time when in == out */
@@ -228,18 +196,18 @@ static int32_t prepare_transpose(const axle_hal_host_t* host, cpu_step_t* step) 
   const axle_hal_tensor_t* x = step->in[0];
   const axle_hal_tensor_t* y = step->out[0];
   const uint32_t r = x->rank;
-  int64_t perm[R], xs[R], ys[R], src[R];
-  int n = ints_arg(step, "perm", UINT32_MAX, perm, R);
+  int64_t perm[MAXR], xs[MAXR], ys[MAXR], src[MAXR];
+  int n = ints_arg(step, "perm", UINT32_MAX, perm, MAXR);
   if (n == 0) { /* default: reverse the axes */
     for (uint32_t d = 0; d < r; ++d) perm[d] = r - 1 - d;
     n = (int)r;
   }
-  if (n != (int)r || y->rank != r) return fail(host, step, AXLE_HAL_INVALID_MODEL, "perm length is not the rank");
+  if (n != (int)r || y->rank != r) return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "perm length is not the rank");
   uint32_t seen = 0;
   for (uint32_t d = 0; d < r; ++d) {
     if (perm[d] < 0 || perm[d] >= (int64_t)r || (seen >> perm[d]) & 1u ||
         y->shape[d] != x->shape[perm[d]])
-      return fail(host, step, AXLE_HAL_INVALID_MODEL, "perm is not a permutation of the axes");
+      return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "perm is not a permutation of the axes");
     seen |= 1u << perm[d];
   }
   axle_nd_contiguous_strides(r, x->shape, xs);
@@ -261,19 +229,19 @@ static int32_t prepare_slice(const axle_hal_host_t* host, cpu_step_t* step) {
   const axle_hal_tensor_t* x = step->in[0];
   const axle_hal_tensor_t* y = step->out[0];
   const uint32_t r = x->rank;
-  int64_t starts[R], ends[R], axes[R], steps[R];
+  int64_t starts[MAXR], ends[MAXR], axes[MAXR], steps[MAXR];
   /* Opset < 10 has attributes, later opsets constant inputs 1..4. */
-  const int ns = ints_arg(step, "starts", 1, starts, R);
-  const int ne = ints_arg(step, "ends", 2, ends, R);
-  int na = ints_arg(step, "axes", 3, axes, R);
-  int nst = ints_arg(step, "steps", 4, steps, R);
+  const int ns = ints_arg(step, "starts", 1, starts, MAXR);
+  const int ne = ints_arg(step, "ends", 2, ends, MAXR);
+  int na = ints_arg(step, "axes", 3, axes, MAXR);
+  int nst = ints_arg(step, "steps", 4, steps, MAXR);
   if (ns < 0 || ne < 0 || na < 0 || nst < 0)
-    return fail(host, step, AXLE_HAL_UNSUPPORTED, "starts/ends/axes/steps must be constant integers");
+    return cpu_step_fail(host, step, AXLE_HAL_UNSUPPORTED, "starts/ends/axes/steps must be constant integers");
   if (ns != ne || (na && na != ns) || (nst && nst != ns))
-    return fail(host, step, AXLE_HAL_INVALID_MODEL, "starts/ends/axes/steps differ in length");
+    return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "starts/ends/axes/steps differ in length");
   for (int i = na; i < ns; ++i) axes[i] = i;
   for (int i = nst; i < ns; ++i) steps[i] = 1;
-  int64_t first[R], step_d[R], count[R];
+  int64_t first[MAXR], step_d[MAXR], count[MAXR];
   for (uint32_t d = 0; d < r; ++d) {
     first[d] = 0;
     step_d[d] = 1;
@@ -283,10 +251,10 @@ static int32_t prepare_slice(const axle_hal_host_t* host, cpu_step_t* step) {
   for (int i = 0; i < ns; ++i) {
     const int64_t a = norm_axis(axes[i], r);
     if (a < 0 || a >= (int64_t)r || (seen >> a) & 1u)
-      return fail(host, step, AXLE_HAL_INVALID_MODEL, "axes out of range or repeated");
+      return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "axes out of range or repeated");
     seen |= 1u << a;
     const int64_t dim = x->shape[a], st = steps[i];
-    if (st == 0) return fail(host, step, AXLE_HAL_INVALID_MODEL, "step 0");
+    if (st == 0) return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "step 0");
     /* ONNX clamping: negative indices count from the end, then starts/ends
      * clamp to [0, dim] going forward and to [-1, dim - 1] going backward. */
     int64_t s = starts[i], e = ends[i];
@@ -304,11 +272,11 @@ static int32_t prepare_slice(const axle_hal_host_t* host, cpu_step_t* step) {
     first[a] = s;
     step_d[a] = st;
   }
-  if (y->rank != r) return fail(host, step, AXLE_HAL_INVALID_MODEL, "output rank differs");
+  if (y->rank != r) return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "output rank differs");
   for (uint32_t d = 0; d < r; ++d)
     if (count[d] != y->shape[d])
-      return fail(host, step, AXLE_HAL_INVALID_MODEL, "output shape disagrees with the slice");
-  int64_t xs[R], ys[R], src[R], off = 0;
+      return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "output shape disagrees with the slice");
+  int64_t xs[MAXR], ys[MAXR], src[MAXR], off = 0;
   axle_nd_contiguous_strides(r, x->shape, xs);
   axle_nd_contiguous_strides(r, y->shape, ys);
   for (uint32_t d = 0; d < r; ++d) {
@@ -329,26 +297,26 @@ static int32_t prepare_concat(const axle_hal_host_t* host, cpu_step_t* step) {
   const axle_hal_tensor_t* y = step->out[0];
   const uint32_t r = y->rank;
   const int64_t axis = norm_axis(cpu_attr_int(step->node, "axis", 0), r);
-  if (axis < 0 || axis >= (int64_t)r) return fail(host, step, AXLE_HAL_INVALID_MODEL, "axis out of range");
+  if (axis < 0 || axis >= (int64_t)r) return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "axis out of range");
   prog_t* p = prog_new(host, step, axle_hal_dtype_size(y->dtype), step->input_count, 0, NULL);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
-  int64_t ys[R], xs[R], at = 0;
+  int64_t ys[MAXR], xs[MAXR], at = 0;
   axle_nd_contiguous_strides(r, y->shape, ys);
   for (uint32_t k = 0; k < step->input_count; ++k) {
     const axle_hal_tensor_t* x = step->in[k];
     if (!x) continue;
     if (x->rank != r || x->dtype != y->dtype)
-      return fail(host, step, AXLE_HAL_INVALID_MODEL, "inputs differ in rank or dtype");
+      return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "inputs differ in rank or dtype");
     for (uint32_t d = 0; d < r; ++d)
       if (d != axis && x->shape[d] != y->shape[d])
-        return fail(host, step, AXLE_HAL_INVALID_MODEL, "inputs differ off the concat axis");
+        return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "inputs differ off the concat axis");
     axle_nd_contiguous_strides(r, x->shape, xs);
     piece_t* pc = piece_add(p, r, x->shape, ys, at * ys[axis], xs, 0);
     pc->src_index = k;
     at += x->shape[axis];
   }
   if (at != y->shape[axis])
-    return fail(host, step, AXLE_HAL_INVALID_MODEL, "inputs do not add up to the output");
+    return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "inputs do not add up to the output");
   return AXLE_HAL_OK;
 }
 
@@ -358,23 +326,23 @@ static int32_t prepare_split(const axle_hal_host_t* host, cpu_step_t* step) {
   const axle_hal_tensor_t* x = step->in[0];
   const uint32_t r = x->rank;
   const int64_t axis = norm_axis(cpu_attr_int(step->node, "axis", 0), r);
-  if (axis < 0 || axis >= (int64_t)r) return fail(host, step, AXLE_HAL_INVALID_MODEL, "axis out of range");
+  if (axis < 0 || axis >= (int64_t)r) return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "axis out of range");
   prog_t* p = prog_new(host, step, axle_hal_dtype_size(x->dtype), step->output_count, 0, NULL);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
-  int64_t xs[R], ys[R], at = 0;
+  int64_t xs[MAXR], ys[MAXR], at = 0;
   axle_nd_contiguous_strides(r, x->shape, xs);
   for (uint32_t k = 0; k < step->output_count; ++k) {
     const axle_hal_tensor_t* y = step->out[k];
     if (!y) continue;
     if (y->rank != r || y->dtype != x->dtype)
-      return fail(host, step, AXLE_HAL_INVALID_MODEL, "outputs differ in rank or dtype");
+      return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "outputs differ in rank or dtype");
     axle_nd_contiguous_strides(r, y->shape, ys);
     piece_t* pc = piece_add(p, r, y->shape, ys, 0, xs, at * xs[axis]);
     pc->dst_index = k;
     at += y->shape[axis];
   }
   if (at > x->shape[axis])
-    return fail(host, step, AXLE_HAL_INVALID_MODEL, "outputs exceed the input along axis");
+    return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "outputs exceed the input along axis");
   return AXLE_HAL_OK;
 }
 
@@ -412,19 +380,19 @@ static int32_t prepare_pad(const axle_hal_host_t* host, cpu_step_t* step) {
                    : !strcmp(ms, "edge")  ? PAD_EDGE
                    : !strcmp(ms, "wrap")  ? PAD_WRAP
                                           : PAD_CONSTANT;
-  int64_t pads[2 * R], axes[R];
-  const int np = ints_arg(step, "pads", 1, pads, 2 * R);
-  int na = ints_arg(step, NULL, 3, axes, R);
-  if (np < 0 || na < 0) return fail(host, step, AXLE_HAL_UNSUPPORTED, "pads and axes must be constant integers");
+  int64_t pads[2 * MAXR], axes[MAXR];
+  const int np = ints_arg(step, "pads", 1, pads, 2 * MAXR);
+  int na = ints_arg(step, NULL, 3, axes, MAXR);
+  if (np < 0 || na < 0) return cpu_step_fail(host, step, AXLE_HAL_UNSUPPORTED, "pads and axes must be constant integers");
   if (na == 0) {
     na = (int)r;
     for (uint32_t d = 0; d < r; ++d) axes[d] = d;
   }
-  if (np != 2 * na) return fail(host, step, AXLE_HAL_INVALID_MODEL, "pads length is not twice the axis count");
-  int64_t pb[R] = {0}, pe[R] = {0}, crop[R] = {0}, inner[R];
+  if (np != 2 * na) return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "pads length is not twice the axis count");
+  int64_t pb[MAXR] = {0}, pe[MAXR] = {0}, crop[MAXR] = {0}, inner[MAXR];
   for (int i = 0; i < na; ++i) {
     const int64_t a = norm_axis(axes[i], r);
-    if (a < 0 || a >= (int64_t)r) return fail(host, step, AXLE_HAL_INVALID_MODEL, "axis out of range");
+    if (a < 0 || a >= (int64_t)r) return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "axis out of range");
     pb[a] = pads[i];
     pe[a] = pads[i + na];
   }
@@ -434,14 +402,14 @@ static int32_t prepare_pad(const axle_hal_host_t* host, cpu_step_t* step) {
     if (pb[d] < 0) pb[d] = 0;
     if (pe[d] < 0) pe[d] = 0;
     if (inner[d] < 0 || y->rank != r || y->shape[d] != pb[d] + inner[d] + pe[d])
-      return fail(host, step, AXLE_HAL_INVALID_MODEL, "output shape disagrees with pads");
+      return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "output shape disagrees with pads");
     /* Reflect mirrors without repeating the border, so it needs pads <=
      * extent - 1; wrap needs pads <= extent; edge needs one element. */
     const int64_t limit = mode == PAD_REFLECT ? inner[d] - 1 : mode == PAD_WRAP ? inner[d]
                           : mode == PAD_EDGE  ? (inner[d] > 0 ? INT64_MAX : 0)
                                               : INT64_MAX;
     if (pb[d] > limit || pe[d] > limit)
-      return fail(host, step, AXLE_HAL_UNSUPPORTED, "pads too large for the input extent in this mode");
+      return cpu_step_fail(host, step, AXLE_HAL_UNSUPPORTED, "pads too large for the input extent in this mode");
   }
   unsigned char* value;
   prog_t* p = prog_new(host, step, es, 1 + 2 * r, 8, &value);
@@ -452,7 +420,7 @@ static int32_t prepare_pad(const axle_hal_host_t* host, cpu_step_t* step) {
   int runtime_value = 0;
   if (cv) {
     if (cv->dtype != x->dtype || elements(cv) != 1)
-      return fail(host, step, AXLE_HAL_INVALID_MODEL, "constant_value must be a scalar of the input dtype");
+      return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "constant_value must be a scalar of the input dtype");
     if (cv->data)
       memcpy(value, cv->data, es);
     else
@@ -461,7 +429,7 @@ static int32_t prepare_pad(const axle_hal_host_t* host, cpu_step_t* step) {
     const float f = cpu_attr_float(step->node, "value", 0.0f);
     convert(AXLE_HAL_DTYPE_F32, &f, x->dtype, value);
   }
-  int64_t xs[R], ys[R], off = 0, src_off = 0;
+  int64_t xs[MAXR], ys[MAXR], off = 0, src_off = 0;
   axle_nd_contiguous_strides(r, x->shape, xs);
   axle_nd_contiguous_strides(r, y->shape, ys);
   for (uint32_t d = 0; d < r; ++d) {
@@ -473,7 +441,7 @@ static int32_t prepare_pad(const axle_hal_host_t* host, cpu_step_t* step) {
     for (int side = 0; side < 2; ++side) {
       const int64_t width = side ? pe[d] : pb[d];
       if (width == 0) continue;
-      int64_t shape[R], src[R], base = 0;
+      int64_t shape[MAXR], src[MAXR], base = 0;
       for (uint32_t e = 0; e < r; ++e) {
         shape[e] = e < d ? y->shape[e] : e > d ? inner[e] : width;
         if (e > d) base += pb[e] * ys[e];
@@ -508,9 +476,9 @@ static int32_t prepare_pad(const axle_hal_host_t* host, cpu_step_t* step) {
 static int32_t prepare_expand(const axle_hal_host_t* host, cpu_step_t* step) {
   const axle_hal_tensor_t* x = step->in[0];
   const axle_hal_tensor_t* y = step->out[0];
-  int64_t ys[R], src[R];
+  int64_t ys[MAXR], src[MAXR];
   if (axle_nd_broadcast_strides(y->rank, y->shape, x->rank, x->shape, src) != 0)
-    return fail(host, step, AXLE_HAL_INVALID_MODEL, "input does not broadcast to the output shape");
+    return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "input does not broadcast to the output shape");
   axle_nd_contiguous_strides(y->rank, y->shape, ys);
   prog_t* p = prog_new(host, step, axle_hal_dtype_size(x->dtype), 1, 0, NULL);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
@@ -524,15 +492,15 @@ static int32_t prepare_tile(const axle_hal_host_t* host, cpu_step_t* step) {
   const axle_hal_tensor_t* x = step->in[0];
   const axle_hal_tensor_t* y = step->out[0];
   const uint32_t r = x->rank;
-  int64_t reps[R];
-  if (ints_arg(step, NULL, 1, reps, R) != (int)r || y->rank != r)
-    return fail(host, step, AXLE_HAL_UNSUPPORTED, "repeats must be constant, one per axis");
-  int64_t xs[R], ys[R], shape[2 * R], dst[2 * R], src[2 * R];
+  int64_t reps[MAXR];
+  if (ints_arg(step, NULL, 1, reps, MAXR) != (int)r || y->rank != r)
+    return cpu_step_fail(host, step, AXLE_HAL_UNSUPPORTED, "repeats must be constant, one per axis");
+  int64_t xs[MAXR], ys[MAXR], shape[2 * MAXR], dst[2 * MAXR], src[2 * MAXR];
   axle_nd_contiguous_strides(r, x->shape, xs);
   axle_nd_contiguous_strides(r, y->shape, ys);
   for (uint32_t d = 0; d < r; ++d) {
     if (reps[d] < 0 || y->shape[d] != x->shape[d] * reps[d])
-      return fail(host, step, AXLE_HAL_INVALID_MODEL, "output shape disagrees with repeats");
+      return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "output shape disagrees with repeats");
     shape[2 * d] = reps[d];
     shape[2 * d + 1] = x->shape[d];
     dst[2 * d] = x->shape[d] * ys[d];
@@ -590,7 +558,7 @@ static int32_t prepare_constant(const axle_hal_host_t* host, cpu_step_t* step) {
   const axle_hal_tensor_t* y = step->out[0];
   if (constant_value(step->graph, step->node, &data, &dtype, &count) != 0 ||
       dtype != y->dtype || count != elements(y))
-    return fail(host, step, AXLE_HAL_INVALID_MODEL, "value does not match the output tensor");
+    return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "value does not match the output tensor");
   prog_t* p = prog_new(host, step, axle_hal_dtype_size(dtype), 1, 0, NULL);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
   piece_t* pc = piece_flat(p, count);
@@ -615,7 +583,7 @@ static int32_t prepare_constant_of_shape(const axle_hal_host_t* host, cpu_step_t
   const axle_hal_attr_t* a = axle_hal_node_attr(step->node, "value");
   const axle_hal_tensor_t* v = a && a->type == AXLE_HAL_ATTR_TENSOR ? &step->graph->tensors[a->tensor] : NULL;
   if (!es || (v && (v->dtype != y->dtype || !v->data)) || (!v && y->dtype != AXLE_HAL_DTYPE_F32))
-    return fail(host, step, AXLE_HAL_INVALID_MODEL, "value does not match the output dtype");
+    return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "value does not match the output dtype");
   unsigned char* value;
   prog_t* p = prog_new(host, step, es, 1, 8, &value);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
@@ -642,9 +610,9 @@ static int32_t prepare_shape(const axle_hal_host_t* host, cpu_step_t* step) {
   end = clamp64(end < 0 ? end + r : end, 0, r);
   const int64_t n = end > start ? end - start : 0;
   if (step->out[0]->dtype != AXLE_HAL_DTYPE_I64 || elements(step->out[0]) != n)
-    return fail(host, step, AXLE_HAL_INVALID_MODEL, "output is not int64 of the selected rank");
+    return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "output is not int64 of the selected rank");
   unsigned char* dims;
-  prog_t* p = prog_new(host, step, sizeof(int64_t), 1, R * sizeof(int64_t), &dims);
+  prog_t* p = prog_new(host, step, sizeof(int64_t), 1, MAXR * sizeof(int64_t), &dims);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
   memcpy(dims, x->shape + start, (size_t)n * sizeof(int64_t));
   piece_t* pc = piece_flat(p, n);
@@ -685,8 +653,8 @@ static int32_t prepare_gather(const axle_hal_host_t* host, cpu_step_t* step) {
   const axle_hal_tensor_t* idx = step->in[1];
   const axle_hal_tensor_t* y = step->out[0];
   const int64_t axis = norm_axis(cpu_attr_int(step->node, "axis", 0), x->rank);
-  if (axis < 0 || axis >= (int64_t)x->rank) return fail(host, step, AXLE_HAL_INVALID_MODEL, "axis out of range");
-  gather_params_t* p = params_new(host, step, sizeof *p);
+  if (axis < 0 || axis >= (int64_t)x->rank) return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "axis out of range");
+  gather_params_t* p = cpu_step_params(host, step, sizeof *p);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
   p->es = axle_hal_dtype_size(x->dtype);
   p->index_dtype = idx->dtype;
@@ -697,12 +665,12 @@ static int32_t prepare_gather(const axle_hal_host_t* host, cpu_step_t* step) {
   for (int64_t d = 0; d < axis; ++d) outer *= x->shape[d];
   for (uint32_t d = (uint32_t)axis + 1; d < x->rank; ++d) p->inner *= x->shape[d];
   if (elements(y) != outer * p->count * p->inner)
-    return fail(host, step, AXLE_HAL_INVALID_MODEL, "output size disagrees with data and indices");
+    return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "output size disagrees with data and indices");
   if (idx->data) {
     for (int64_t k = 0; k < p->count; ++k) {
       const int64_t v = index_at(idx->data, idx->dtype, k);
       if (v < -p->axis_n || v >= p->axis_n)
-        return fail(host, step, AXLE_HAL_INVALID_MODEL, "constant index out of range");
+        return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "constant index out of range");
     }
   }
   const int64_t shape[2] = {outer, p->inner};
@@ -726,8 +694,8 @@ static void run_gather(const cpu_step_t* step, const void* const* in, void* cons
                        void* scratch) {
   (void)scratch;
   const gather_params_t* p = step->params;
-  const char* x = input_data(step, in, 0);
-  const void* idx = input_data(step, in, 1);
+  const char* x = cpu_step_input_data(step, in, 0);
+  const void* idx = cpu_step_input_data(step, in, 1);
   char* y = out[0];
   const ptrdiff_t es = (ptrdiff_t)p->es;
   for (int64_t k = 0; k < p->count; ++k) {
@@ -754,15 +722,15 @@ static int32_t check_arith(const axle_hal_graph_t* g, const axle_hal_node_t* n, 
                            size_t rs) {
   const axle_hal_tensor_t* x = cpu_node_input(g, n, 0);
   if (!x || !arith(x->dtype))
-    return cpu_unsupported(reason, rs, "%s: dtype %s not supported (float32, float64, int32, int64)",
-                           n->op_type, x ? dname(x->dtype) : "none");
+    return cpu_unsupported(reason, rs, "%s: dtype %s not supported (float32/64, 8- to 64-bit integers)",
+                           n->op_type, x ? cpu_dtype_name(x->dtype) : "none");
   return AXLE_HAL_OK;
 }
 
 static int32_t prepare_range(const axle_hal_host_t* host, cpu_step_t* step) {
   const arith_kernels_t* k = arith(step->out[0]->dtype);
-  if (!k || step->input_count != 3) return fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype");
-  range_params_t* p = params_new(host, step, sizeof *p);
+  if (!k || step->input_count != 3) return cpu_step_fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype");
+  range_params_t* p = cpu_step_params(host, step, sizeof *p);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
   p->fn = k->range;
   p->n = (size_t)elements(step->out[0]);
@@ -773,7 +741,7 @@ static void run_range(const cpu_step_t* step, const void* const* in, void* const
                       void* scratch) {
   (void)scratch;
   const range_params_t* p = step->params;
-  p->fn(input_data(step, in, 0), input_data(step, in, 2), out[0], p->n);
+  p->fn(cpu_step_input_data(step, in, 0), cpu_step_input_data(step, in, 2), out[0], p->n);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -792,32 +760,47 @@ typedef struct reduce_params_t {
   _Alignas(8) unsigned char divisor[8];
 } reduce_params_t;
 
+/* ReduceMax of bool is "any", which the uint8 max computes on 0/1 bytes. */
+static int32_t reduce_dtype(const char* op_type, int32_t dtype) {
+  return dtype == AXLE_HAL_DTYPE_BOOL && !strcmp(op_type, "ReduceMax") ? AXLE_HAL_DTYPE_U8 : dtype;
+}
+
+static int32_t check_reduce(const axle_hal_graph_t* g, const axle_hal_node_t* n, char* reason,
+                            size_t rs) {
+  const axle_hal_tensor_t* x = cpu_node_input(g, n, 0);
+  if (!x || !arith(reduce_dtype(n->op_type, x->dtype)))
+    return cpu_unsupported(reason, rs, "%s: dtype %s not supported (float32/64, 8- to 64-bit integers)",
+                           n->op_type, x ? cpu_dtype_name(x->dtype) : "none");
+  return AXLE_HAL_OK;
+}
+
 static int32_t prepare_reduce(const axle_hal_host_t* host, cpu_step_t* step) {
   const axle_hal_tensor_t* x = step->in[0];
   const axle_hal_tensor_t* y = step->out[0];
-  const arith_kernels_t* k = arith(x->dtype);
   const char* op = step->node->op_type;
+  const int32_t dtype = reduce_dtype(op, x->dtype);
+  const arith_kernels_t* k = arith(dtype);
   const int is_max = !strcmp(op, "ReduceMax"), is_mean = !strcmp(op, "ReduceMean");
-  if (!k || y->dtype != x->dtype) return fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype");
+  if (!k || y->dtype != x->dtype) return cpu_step_fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype");
   const uint32_t r = x->rank;
-  int64_t axes[R];
+  int64_t axes[MAXR];
   /* Axes: attribute before opset 13 (ReduceSum) / 18 (the others), then an
    * optional constant input. */
-  const int na = ints_arg(step, "axes", 1, axes, R);
-  if (na < 0) return fail(host, step, AXLE_HAL_UNSUPPORTED, "axes must be constant integers");
-  reduce_params_t* p = params_new(host, step, sizeof *p);
+  const int na = ints_arg(step, "axes", 1, axes, MAXR);
+  if (na < 0) return cpu_step_fail(host, step, AXLE_HAL_UNSUPPORTED, "axes must be constant integers");
+  reduce_params_t* p = cpu_step_params(host, step, sizeof *p);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
   p->es = axle_hal_dtype_size(x->dtype);
   p->out_n = (size_t)elements(y);
   if (na == 0 && cpu_attr_int(step->node, "noop_with_empty_axes", 0)) {
-    if (elements(y) != elements(x)) return fail(host, step, AXLE_HAL_INVALID_MODEL, "output size differs");
+    if (elements(y) != elements(x)) return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "output size differs");
     p->copy_bytes = p->out_n * p->es;
     return AXLE_HAL_OK;
   }
   uint32_t reduced = 0;
   for (int i = 0; i < na; ++i) {
     const int64_t a = norm_axis(axes[i], r);
-    if (a < 0 || a >= (int64_t)r) return fail(host, step, AXLE_HAL_INVALID_MODEL, "axis out of range");
+    if (a < 0 || a >= (int64_t)r) return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "axis out of range");
     reduced |= 1u << a;
   }
   if (na == 0) reduced = (1u << r) - 1u;
@@ -837,7 +820,7 @@ static int32_t prepare_reduce(const axle_hal_host_t* host, cpu_step_t* step) {
       s *= x->shape[d];
     }
   }
-  if (s != elements(y)) return fail(host, step, AXLE_HAL_INVALID_MODEL, "output size disagrees with axes");
+  if (s != elements(y)) return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "output size disagrees with axes");
   axle_nd_simplify(&p->walk);
   p->fill.rank = 1;
   p->fill.ops = 2;
@@ -849,10 +832,10 @@ static int32_t prepare_reduce(const axle_hal_host_t* host, cpu_step_t* step) {
    * the lowest integer. An empty reduction therefore yields it, as ONNX
    * specifies. */
   const double ident = is_max ? -INFINITY : 0.0;
-  convert(AXLE_HAL_DTYPE_F64, &ident, x->dtype, p->identity);
+  convert(AXLE_HAL_DTYPE_F64, &ident, dtype, p->identity);
   if (is_mean) {
     p->div = k->div;
-    convert(AXLE_HAL_DTYPE_I64, &count, x->dtype, p->divisor);
+    convert(AXLE_HAL_DTYPE_I64, &count, dtype, p->divisor);
   }
   return AXLE_HAL_OK;
 }
@@ -891,8 +874,8 @@ const cpu_op_t cpu_ops_layout[] = {
     {"Shape", check_shape, prepare_shape, run_prog},
     {"Gather", check_gather, prepare_gather, run_gather},
     {"Range", check_arith, prepare_range, run_range},
-    {"ReduceMean", check_arith, prepare_reduce, run_reduce},
-    {"ReduceSum", check_arith, prepare_reduce, run_reduce},
-    {"ReduceMax", check_arith, prepare_reduce, run_reduce},
+    {"ReduceMean", check_reduce, prepare_reduce, run_reduce},
+    {"ReduceSum", check_reduce, prepare_reduce, run_reduce},
+    {"ReduceMax", check_reduce, prepare_reduce, run_reduce},
     {NULL, NULL, NULL, NULL},
 };

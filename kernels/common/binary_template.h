@@ -31,18 +31,22 @@
  * MIN / -1 = MIN (wrap-around). */
 static inline AXLE_T AXLE_KNAME(idiv_)(AXLE_T a, AXLE_T b) {
   if (b == 0) return 0;
+#if AXLE_IS_SIGNED
   if (b == -1) return (AXLE_T)((AXLE_U)0 - (AXLE_U)a);
-  return a / b;
+#endif
+  return (AXLE_T)(a / b);
 }
 
 /* Exponentiation by squaring, wrapping like Mul. A negative exponent gives
  * the truncated reciprocal: 1 for base 1, +-1 for base -1, else 0. */
 static inline AXLE_T AXLE_KNAME(ipow_)(AXLE_T a, AXLE_T e) {
+#if AXLE_IS_SIGNED
   if (e < 0) {
     if (a == 1) return 1;
     if (a == -1) return (e & 1) ? -1 : 1;
     return 0;
   }
+#endif
   AXLE_U r = 1, b = (AXLE_U)a;
   for (AXLE_U k = (AXLE_U)e; k; k >>= 1) {
     if (k & 1) r *= b;

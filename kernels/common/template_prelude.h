@@ -3,7 +3,10 @@
  *   AXLE_T         element type
  *   AXLE_DT        name token (f32, i64, ...)
  *   AXLE_IS_FLOAT  1 for floating types
- *   AXLE_U         unsigned type of the same width (integers: wrap-around math)
+ *   AXLE_IS_SIGNED 1 for signed integers
+ *   AXLE_U         unsigned type integer math runs in: the type's own width, or
+ *                  unsigned int for 8/16-bit types, whose promotion to int
+ *                  could otherwise overflow (65535 * 65535)
  *   AXLE_M(fn)     libm function for the type (floats: expf vs exp)
  *   AXLE_ACC       accumulator type of sums
  * then includes one template. Templates generate the kernels once for every

@@ -19,8 +19,10 @@
 /* Clip is min(max(x, lo), hi) as ONNX defines it, so lo > hi yields hi;
  * NaN passes through. */
 AXLE_UNARY_KERNEL_(clip, (v < p[0] ? p[0] : v) > p[1] ? p[1] : (v < p[0] ? p[0] : v))
+#if AXLE_IS_FLOAT || AXLE_IS_SIGNED
 /* v < 0 (not v > 0) keeps NaN, as max(0, NaN) does in numpy. */
 AXLE_UNARY_KERNEL_(relu, v < 0 ? (AXLE_T)0 : v)
+#endif
 
 #if AXLE_IS_FLOAT
 AXLE_UNARY_KERNEL_(neg, -v)
@@ -54,8 +56,10 @@ AXLE_UNARY_KERNEL_(elu, v < 0 ? p[0] * AXLE_M(expm1)(v) : v)
 AXLE_UNARY_KERNEL_(selu, v > 0 ? p[1] * v : p[1] * p[0] * AXLE_M(expm1)(v))
 /* log(1 + e^v) rewritten so that e^v never overflows. */
 AXLE_UNARY_KERNEL_(softplus, (v > 0 ? v : 0) + AXLE_M(log1p)(AXLE_M(exp)(-AXLE_M(fabs)(v))))
-#else
+#elif AXLE_IS_SIGNED
 /* Wrap-around negation: -MIN stays MIN, as on two's complement hardware. */
 AXLE_UNARY_KERNEL_(neg, (AXLE_T)((AXLE_U)0 - (AXLE_U)v))
 AXLE_UNARY_KERNEL_(abs, v < 0 ? (AXLE_T)((AXLE_U)0 - (AXLE_U)v) : v)
+#else
+AXLE_UNARY_KERNEL_(abs, v)
 #endif

@@ -2,6 +2,7 @@
 #define AXLE_T float
 #define AXLE_DT f32
 #define AXLE_IS_FLOAT 1
+#define AXLE_IS_SIGNED 1
 #define AXLE_U uint32_t
 #define AXLE_M(fn) fn##f
 #define AXLE_ACC double

@@ -2,6 +2,7 @@
 #define AXLE_T double
 #define AXLE_DT f64
 #define AXLE_IS_FLOAT 1
+#define AXLE_IS_SIGNED 1
 #define AXLE_U uint64_t
 #define AXLE_M(fn) fn
 #define AXLE_ACC double

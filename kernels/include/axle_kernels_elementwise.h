@@ -35,10 +35,17 @@ typedef void (*axle_reduce_fn)(const void* x, size_t n, void* acc);
 /* y[i] = start + i * delta */
 typedef void (*axle_range_fn)(const void* start, const void* delta, void* y, size_t n);
 
-/* Dtypes with arithmetic kernels: X(name, C type). */
-#define AXLE_ARITH_DTYPES(X) X(f32, float) X(f64, double) X(i32, int32_t) X(i64, int64_t)
-#define AXLE_FLOAT_DTYPES(X) X(f32, float) X(f64, double)
-#define AXLE_INT_DTYPES(X) X(i32, int32_t) X(i64, int64_t)
+/* Dtypes with arithmetic kernels: X(name, C type, ONNX dtype code). */
+#define AXLE_FLOAT_DTYPES(X) X(f32, float, 1) X(f64, double, 11)
+#define AXLE_SINT_DTYPES(X) X(i8, int8_t, 3) X(i16, int16_t, 5) X(i32, int32_t, 6) X(i64, int64_t, 7)
+#define AXLE_UINT_DTYPES(X) \
+  X(u8, uint8_t, 2) X(u16, uint16_t, 4) X(u32, uint32_t, 12) X(u64, uint64_t, 13)
+#define AXLE_ARITH_DTYPES(X) AXLE_FLOAT_DTYPES(X) AXLE_SINT_DTYPES(X) AXLE_UINT_DTYPES(X)
+#define AXLE_ARITH_COUNT_(dt, T, code) +1
+enum { AXLE_ARITH_DTYPE_COUNT = 0 AXLE_ARITH_DTYPES(AXLE_ARITH_COUNT_) };
+/* Position of an ONNX dtype in AXLE_ARITH_DTYPES (the row of per-dtype
+ * kernel tables), or -1 when it has no arithmetic kernels. */
+int axle_arith_dtype_index(int32_t dtype);
 
 /* Op lists take the element macro X and one extra argument a passed to every
  * X(a, op), so that callers can nest them inside a dtype list. */
@@ -56,8 +63,10 @@ typedef void (*axle_range_fn)(const void* start, const void* delta, void* y, siz
   X(a, relu) X(a, leaky_relu) X(a, sigmoid) X(a, tanh) X(a, hard_sigmoid)              \
   X(a, hard_swish) X(a, exp) X(a, log) X(a, sqrt) X(a, neg) X(a, abs) X(a, reciprocal) \
   X(a, floor) X(a, ceil) X(a, erf) X(a, elu) X(a, selu) X(a, softplus) X(a, clip)
-/* Unary ops with integer kernels (a subset of the float list). */
-#define AXLE_UNARY_INT_OPS(X, a) X(a, relu) X(a, neg) X(a, abs) X(a, clip)
+/* Unary ops with integer kernels (subsets of the float list; abs of an
+ * unsigned value is the value). */
+#define AXLE_UNARY_SINT_OPS(X, a) X(a, relu) X(a, neg) X(a, abs) X(a, clip)
+#define AXLE_UNARY_UINT_OPS(X, a) X(a, abs) X(a, clip)
 
 #define AXLE_REDUCE_OPS(X, a) X(a, sum) X(a, max)
 
@@ -69,17 +78,29 @@ typedef void (*axle_range_fn)(const void* start, const void* delta, void* y, siz
 #define AXLE_DECLARE_REDUCE_(dt, op) \
   void axle_##dt##_reduce_##op##_scalar(const void* x, size_t n, void* acc);
 
-#define AXLE_DECLARE_ARITH_(dt, T)                                        \
+#define AXLE_DECLARE_ARITH_(dt, T, code)                                  \
   AXLE_BINARY_OPS(AXLE_DECLARE_BINARY_, dt)                               \
   AXLE_REDUCE_OPS(AXLE_DECLARE_REDUCE_, dt)                               \
-  AXLE_UNARY_INT_OPS(AXLE_DECLARE_UNARY_, dt)                             \
   void axle_##dt##_range_scalar(const void* start, const void* delta, void* y, size_t n);
 AXLE_ARITH_DTYPES(AXLE_DECLARE_ARITH_)
-#define AXLE_DECLARE_FLOAT_(dt, T) AXLE_UNARY_FLOAT_OPS(AXLE_DECLARE_UNARY_, dt)
+#define AXLE_DECLARE_FLOAT_(dt, T, code) AXLE_UNARY_FLOAT_OPS(AXLE_DECLARE_UNARY_, dt)
 AXLE_FLOAT_DTYPES(AXLE_DECLARE_FLOAT_)
+#define AXLE_DECLARE_SINT_(dt, T, code) AXLE_UNARY_SINT_OPS(AXLE_DECLARE_UNARY_, dt)
+AXLE_SINT_DTYPES(AXLE_DECLARE_SINT_)
+#define AXLE_DECLARE_UINT_(dt, T, code) AXLE_UNARY_UINT_OPS(AXLE_DECLARE_UNARY_, dt)
+AXLE_UINT_DTYPES(AXLE_DECLARE_UINT_)
 
 /* Logical not on bool bytes (any non-zero byte is true). */
 void axle_bool_not_scalar(const void* x, void* y, size_t n, const void* p);
+
+/* Training-mode dropout (inference Dropout is a copy): see dropout_scalar.c.
+ * mask may be NULL. */
+typedef void (*axle_dropout_fn)(const void* x, void* y, uint8_t* mask, size_t n, double ratio,
+                                uint64_t seed);
+void axle_f32_dropout_scalar(const void* x, void* y, uint8_t* mask, size_t n, double ratio,
+                             uint64_t seed);
+void axle_f64_dropout_scalar(const void* x, void* y, uint8_t* mask, size_t n, double ratio,
+                             uint64_t seed);
 
 /* where: y[i] = c[i*sc] ? x[i*sx] : z[i*sz], elements of 1, 2, 4 or 8 bytes
  * (the select does not look at values, so one kernel per width serves every

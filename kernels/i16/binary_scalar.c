@@ -1,0 +1,3 @@
+/* i16 binary kernels, generated from common/binary_template.h. */
+#include "i16_dtype.h"
+#include "../common/binary_template.h"

@@ -1,0 +1,3 @@
+/* u16 reduce kernels, generated from common/reduce_template.h. */
+#include "u16_dtype.h"
+#include "../common/reduce_template.h"

@@ -1,0 +1,3 @@
+/* u8 reduce kernels, generated from common/reduce_template.h. */
+#include "u8_dtype.h"
+#include "../common/reduce_template.h"

@@ -1,0 +1,3 @@
+/* u8 unary kernels, generated from common/unary_template.h. */
+#include "u8_dtype.h"
+#include "../common/unary_template.h"
