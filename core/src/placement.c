@@ -21,13 +21,18 @@ void axle_placement_note(axle_session_t* s, uint32_t node, const char* fmt, ...)
   p->reasons = grown;
 }
 
+/* Asks device dev about node; on refusal reason reads "DEVICE: why". */
 static int32_t ask(axle_session_t* s, uint32_t dev, uint32_t node, char* reason, size_t size) {
   axle_device_t* d = s->devs[dev];
-  reason[0] = '\0';
-  int32_t st = d->plugin->table->node_supported(d->hal, &s->graph.hal, node, reason, size);
-  reason[size - 1] = '\0';
-  if (st != AXLE_HAL_OK && !reason[0])
-    snprintf(reason, size, "%s", axle_status_string((axle_status_t)st));
+  char why[512] = "";
+  int32_t st = d->plugin->table->node_supported(d->hal, &s->graph.hal, node, why, sizeof(why));
+  why[sizeof(why) - 1] = '\0';
+  if (st == AXLE_HAL_OK) return st;
+  if (!why[0]) snprintf(why, sizeof(why), "%s", axle_status_string((axle_status_t)st));
+  /* Plugins may already name their device; say it once. */
+  size_t n = strlen(d->info.name);
+  int named = strncmp(why, d->info.name, n) == 0 && why[n] == ':';
+  snprintf(reason, size, "%s%s%s", named ? "" : d->info.name, named ? "" : ": ", why);
   return st;
 }
 
@@ -46,7 +51,7 @@ axle_status_t axle_placement_run(axle_session_t* s, const uint32_t* prefs, uint3
         node_dev[n] = (int32_t)prefs[i];
         s->placement[n].state = "placed";
       } else {
-        axle_placement_note(s, n, "%s: %s", s->devs[prefs[i]]->info.name, reason);
+        axle_placement_note(s, n, "%s", reason);
       }
     }
     if (node_dev[n] >= 0) continue;
@@ -58,7 +63,7 @@ axle_status_t axle_placement_run(axle_session_t* s, const uint32_t* prefs, uint3
         s->placement[n].state = "fallback";
         continue;
       }
-      axle_placement_note(s, n, "%s: %s", s->devs[cpu_dev]->info.name, reason);
+      axle_placement_note(s, n, "%s", reason);
     }
     /* Collect every unplaced node so one error lists them all. */
     char line[900];

@@ -101,8 +101,15 @@ void axle_trace_record_plugin_event(axle_trace_ctx_t* ctx, const axle_hal_trace_
   else
     snprintf(args, sizeof(args), "{\"device\":\"%s\"}", dev);
   int32_t track = ev->struct_size > offsetof(axle_hal_trace_event_t, track) ? ev->track : 0;
-  axle_trace_record(ctx->trace, ctx->tid + (track > 0 && track < 10 ? track : 0), ev->name,
-                    ev->category, ev->start_ns, ev->duration_ns, args);
+  if (track <= 0 || track >= 10) track = 0;
+  if (track) {
+    /* Sub-tracks (a device's functional blocks, say) show as their own rows. */
+    char name[160];
+    snprintf(name, sizeof(name), "%s/%d", ctx->device, track);
+    axle_trace_name_track(ctx->trace, ctx->tid + track, name);
+  }
+  axle_trace_record(ctx->trace, ctx->tid + track, ev->name, ev->category, ev->start_ns,
+                    ev->duration_ns, args);
 }
 
 typedef struct sbuf_t {
