@@ -108,22 +108,7 @@ axle_status_t axle_session_submit(axle_session_t* s, const axle_run_options_t* r
     e->output_count = output_count;
     st = axle_session_bind_outputs(s, idx, output_count, e->outputs, created, e->io);
   }
-  if (st == AXLE_OK) {
-    const axle_graph_t* g = &s->graph;
-    size_t total = 0;
-    for (uint32_t j = 0; j < g->output_count; ++j)
-      if (!e->io[g->input_count + j]) total += (g->tensors[g->outputs[j]].size_bytes + 63) & ~(size_t)63;
-    if (total) {
-      e->scratch = aligned_alloc(64, total);
-      if (!e->scratch) st = axle_status_make(AXLE_STATUS_OUT_OF_MEMORY, "out of memory");
-      size_t at = 0;
-      for (uint32_t j = 0; e->scratch && j < g->output_count; ++j)
-        if (!e->io[g->input_count + j]) {
-          e->io[g->input_count + j] = (char*)e->scratch + at;
-          at += (g->tensors[g->outputs[j]].size_bytes + 63) & ~(size_t)63;
-        }
-    }
-  }
+  if (st == AXLE_OK) st = axle_session_scratch_outputs(s, e->io, &e->scratch);
   free(idx);
   free(created);
   if (st != AXLE_OK) {

@@ -41,17 +41,9 @@ axle_status_t axle_session_bind_inputs(const axle_session_t* s, const char* cons
   for (uint32_t i = 0; i < count; ++i) {
     if (!names[i] || !inputs[i])
       return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "input %u has no name or tensor", i);
-    uint32_t k = 0;
-    while (k < g->input_count && strcmp(g->tensors[g->inputs[k]].name, names[i]) != 0) ++k;
-    if (k == g->input_count) {
-      char known[512] = "";
-      size_t at = 0;
-      for (uint32_t j = 0; j < g->input_count && at < sizeof(known); ++j)
-        at += (size_t)snprintf(known + at, sizeof(known) - at, "%s'%s'", j ? ", " : "",
-                               g->tensors[g->inputs[j]].name);
-      return axle_status_make(AXLE_STATUS_NOT_FOUND, "%s: the model has no input '%s' (inputs: %s)",
-                              g->source, names[i], g->input_count ? known : "none");
-    }
+    int32_t found = axle_session_find_input(g, names[i]);
+    if (found < 0) return axle_session_unknown_input(g, names[i]);
+    uint32_t k = (uint32_t)found;
     if (io[k])
       return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "%s: input '%s' is given twice",
                               g->source, names[i]);
@@ -114,8 +106,7 @@ axle_status_t axle_session_bind_outputs(const axle_session_t* s, const uint32_t*
   return AXLE_OK;
 }
 
-/* Outputs the caller did not ask for are written into per-call scratch. */
-static axle_status_t scratch_outputs(const axle_session_t* s, void** io, void** scratch) {
+axle_status_t axle_session_scratch_outputs(const axle_session_t* s, void** io, void** scratch) {
   const axle_graph_t* g = &s->graph;
   *scratch = NULL;
   size_t total = 0;
@@ -172,7 +163,7 @@ axle_status_t axle_session_run(axle_session_t* s, const axle_run_options_t* run_
   axle_status_t st = axle_session_bind_inputs(s, input_names, inputs, input_count, io);
   if (st == AXLE_OK) st = axle_session_resolve_outputs(s, output_names, output_count, idx);
   if (st == AXLE_OK) st = axle_session_bind_outputs(s, idx, output_count, outputs, created, io);
-  if (st == AXLE_OK) st = scratch_outputs(s, io, &scratch);
+  if (st == AXLE_OK) st = axle_session_scratch_outputs(s, io, &scratch);
   if (st == AXLE_OK) st = axle_exec_ctx_acquire(s, &ctx);
   if (st == AXLE_OK) {
     st = axle_exec_run(s, ctx, io, deadline, NULL);

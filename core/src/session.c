@@ -23,13 +23,13 @@ static axle_status_t add_dev(axle_session_t* s, axle_device_t* d, uint32_t* out_
   return AXLE_OK;
 }
 
-static int32_t find_input(const axle_graph_t* g, const char* name) {
+int32_t axle_session_find_input(const axle_graph_t* g, const char* name) {
   for (uint32_t i = 0; i < g->input_count; ++i)
     if (strcmp(g->tensors[g->inputs[i]].name, name) == 0) return (int32_t)i;
   return -1;
 }
 
-static axle_status_t unknown_input(const axle_graph_t* g, const char* name) {
+axle_status_t axle_session_unknown_input(const axle_graph_t* g, const char* name) {
   char known[512] = "";
   size_t at = 0;
   for (uint32_t i = 0; i < g->input_count && at < sizeof(known); ++i)
@@ -53,8 +53,8 @@ static axle_status_t apply_constant_inputs(axle_session_t* s, const axle_session
     axle_tensor_t* v = o->constant_inputs ? o->constant_inputs[i] : NULL;
     if (!name || !v)
       return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "constant input %u has no name or value", i);
-    int32_t idx = find_input(g, name);
-    if (idx < 0) return unknown_input(g, name);
+    int32_t idx = axle_session_find_input(g, name);
+    if (idx < 0) return axle_session_unknown_input(g, name);
     axle_hal_tensor_t* t = &g->tensors[g->inputs[idx]];
     if ((int32_t)v->dtype != t->dtype)
       return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT,
@@ -88,8 +88,8 @@ static axle_status_t apply_input_shapes(axle_session_t* s, const axle_session_op
   for (uint32_t i = 0; i < o->input_shape_count; ++i) {
     const axle_tensor_info_t* info = &o->input_shapes[i];
     if (!info->name) return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "input shape %u has no name", i);
-    int32_t idx = find_input(g, info->name);
-    if (idx < 0) return unknown_input(g, info->name);
+    int32_t idx = axle_session_find_input(g, info->name);
+    if (idx < 0) return axle_session_unknown_input(g, info->name);
     axle_hal_tensor_t* t = &g->tensors[g->inputs[idx]];
     if (info->rank != t->rank)
       return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT,
@@ -431,7 +431,7 @@ static axle_status_t plan_partitions(axle_session_t* s, const int32_t* node_dev)
     s->output_copies = grown;
     axle_output_copy_t* c = &s->output_copies[s->output_copy_count++];
     c->output = j;
-    c->input = (g->tensors[t].flags & AXLE_HAL_TENSOR_GRAPH_INPUT) ? find_input(g, g->tensors[t].name) : -1;
+    c->input = (g->tensors[t].flags & AXLE_HAL_TENSOR_GRAPH_INPUT) ? axle_session_find_input(g, g->tensors[t].name) : -1;
     c->constant = g->tensors[t].data;
     c->bytes = g->tensors[t].size_bytes;
     if (c->input < 0 && !c->constant && c->bytes) {

@@ -120,6 +120,14 @@ void axle_exec_ctx_destroy(axle_session_t* s, axle_exec_ctx_t* ctx);
 axle_status_t axle_exec_run(axle_session_t* s, axle_exec_ctx_t* ctx, void* const* io,
                             uint64_t deadline_ns, volatile int32_t* cancel);
 
+/* Index of the graph input called name, or -1; and the NOT_FOUND error that
+ * lists the inputs there are. */
+int32_t axle_session_find_input(const axle_graph_t* g, const char* name);
+axle_status_t axle_session_unknown_input(const axle_graph_t* g, const char* name);
+/* Points every output slot the caller did not bind (io[inputs + j] NULL) into
+ * one new scratch block (*out_scratch, freed by the caller). */
+axle_status_t axle_session_scratch_outputs(const axle_session_t* s, void** io, void** out_scratch);
+
 /* Shared argument checking for run/submit: resolves names to session I/O
  * indices and validates dtype/shape. */
 axle_status_t axle_session_bind_inputs(const axle_session_t* s, const char* const* names,

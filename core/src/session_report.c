@@ -1,11 +1,11 @@
 /* What a session tells about itself: I/O, placement report, stats, trace. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "session.h"
 #include "status.h"
+#include "strbuf.h"
 
 uint32_t axle_session_input_count(const axle_session_t* s) { return s ? s->graph.input_count : 0; }
 uint32_t axle_session_output_count(const axle_session_t* s) { return s ? s->graph.output_count : 0; }
@@ -43,118 +43,67 @@ axle_status_t axle_session_stats(const axle_session_t* s, axle_session_stats_t* 
   return AXLE_OK;
 }
 
-typedef struct text_t {
-  char* p;
-  size_t n, cap;
-  int failed;
-} text_t;
-
-static void put(text_t* t, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(text_t* t, const char* fmt, ...) {
-  while (!t->failed) {
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(t->p ? t->p + t->n : NULL, t->p ? t->cap - t->n : 0, fmt, ap);
-    va_end(ap);
-    if (w < 0) {
-      t->failed = 1;
-      return;
-    }
-    if (t->p && (size_t)w < t->cap - t->n) {
-      t->n += (size_t)w;
-      return;
-    }
-    size_t cap = (t->cap + (size_t)w + 256) * 2;
-    char* g = (char*)realloc(t->p, cap);
-    if (!g) {
-      t->failed = 1;
-      return;
-    }
-    t->p = g;
-    t->cap = cap;
-  }
-}
-
-/* JSON string body of s. */
-static void put_json_string(text_t* t, const char* s) {
-  put(t, "\"");
-  for (; s && *s; ++s) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      put(t, "\\%c", c);
-    else if (c < 0x20)
-      put(t, "\\u%04x", c);
-    else
-      put(t, "%c", c);
-  }
-  put(t, "\"");
-}
-
 axle_status_t axle_session_placement_report(const axle_session_t* s, int format, char** out_text) {
   if (out_text) *out_text = NULL;
   if (!s || !out_text) return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "session and out_text are required");
   if (format != AXLE_REPORT_TEXT && format != AXLE_REPORT_JSON)
     return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "unknown report format %d", format);
   const axle_graph_t* g = &s->graph;
-  text_t t = {NULL, 0, 0, 0};
+  axle_strbuf_t t = {NULL, 0, 0, 0};
   if (format == AXLE_REPORT_TEXT) {
     if (s->model->native)
-      put(&t, "native artifact %s: loaded whole by plugin '%s' on device '%s'\n", g->source,
+      axle_strbuf_printf(&t, "native artifact %s: loaded whole by plugin '%s' on device '%s'\n", g->source,
           s->devs[s->partitions[0].dev]->plugin->name, s->devs[s->partitions[0].dev]->info.name);
     else
-      put(&t, "placement of %s: %u nodes, %u executed in %u partition%s\n", g->source,
+      axle_strbuf_printf(&t, "placement of %s: %u nodes, %u executed in %u partition%s\n", g->source,
           g->node_count, s->order_count, s->partition_count, s->partition_count == 1 ? "" : "s");
     for (uint32_t n = 0; n < g->node_count; ++n) {
       const axle_node_placement_t* p = &s->placement[n];
       const char* dev = p->dev >= 0 ? s->devs[p->dev]->info.name : "-";
-      put(&t, "  %-24s %-20s -> %-8s %s", g->nodes[n].name, g->nodes[n].op_type, dev,
+      axle_strbuf_printf(&t, "  %-24s %-20s -> %-8s %s", g->nodes[n].name, g->nodes[n].op_type, dev,
           p->state ? p->state : "");
-      if (p->reasons) put(&t, " (%s)", p->reasons);
-      put(&t, "\n");
+      if (p->reasons) axle_strbuf_printf(&t, " (%s)", p->reasons);
+      axle_strbuf_printf(&t, "\n");
     }
     for (uint32_t d = 0; d < s->dev_count; ++d)
       if (s->arena_bytes[d])
-        put(&t, "  arena on %s: %llu bytes\n", s->devs[d]->info.name,
+        axle_strbuf_printf(&t, "  arena on %s: %llu bytes\n", s->devs[d]->info.name,
             (unsigned long long)s->arena_bytes[d]);
-    put(&t, "  planned peak: %llu bytes (without reuse: %llu)\n",
+    axle_strbuf_printf(&t, "  planned peak: %llu bytes (without reuse: %llu)\n",
         (unsigned long long)s->planned_peak_bytes, (unsigned long long)s->unplanned_bytes);
   } else {
-    put(&t, "{\"model\":");
-    put_json_string(&t, g->source);
-    put(&t, ",\"planned_peak_bytes\":%llu,\"unplanned_bytes\":%llu,\"nodes\":[",
+    axle_strbuf_printf(&t, "{\"model\":");
+    axle_strbuf_json_string(&t, g->source);
+    axle_strbuf_printf(&t, ",\"planned_peak_bytes\":%llu,\"unplanned_bytes\":%llu,\"nodes\":[",
         (unsigned long long)s->planned_peak_bytes, (unsigned long long)s->unplanned_bytes);
     for (uint32_t n = 0; n < g->node_count; ++n) {
       const axle_node_placement_t* p = &s->placement[n];
-      put(&t, "%s{\"name\":", n ? "," : "");
-      put_json_string(&t, g->nodes[n].name);
-      put(&t, ",\"op\":");
-      put_json_string(&t, g->nodes[n].op_type);
-      put(&t, ",\"device\":");
+      axle_strbuf_printf(&t, "%s{\"name\":", n ? "," : "");
+      axle_strbuf_json_string(&t, g->nodes[n].name);
+      axle_strbuf_printf(&t, ",\"op\":");
+      axle_strbuf_json_string(&t, g->nodes[n].op_type);
+      axle_strbuf_printf(&t, ",\"device\":");
       if (p->dev >= 0)
-        put_json_string(&t, s->devs[p->dev]->info.name);
+        axle_strbuf_json_string(&t, s->devs[p->dev]->info.name);
       else
-        put(&t, "null");
-      put(&t, ",\"state\":");
-      put_json_string(&t, p->state ? p->state : "");
-      put(&t, ",\"reasons\":");
+        axle_strbuf_printf(&t, "null");
+      axle_strbuf_printf(&t, ",\"state\":");
+      axle_strbuf_json_string(&t, p->state ? p->state : "");
+      axle_strbuf_printf(&t, ",\"reasons\":");
       if (p->reasons)
-        put_json_string(&t, p->reasons);
+        axle_strbuf_json_string(&t, p->reasons);
       else
-        put(&t, "null");
-      put(&t, "}");
+        axle_strbuf_printf(&t, "null");
+      axle_strbuf_printf(&t, "}");
     }
-    put(&t, "],\"partitions\":[");
+    axle_strbuf_printf(&t, "],\"partitions\":[");
     for (uint32_t i = 0; i < s->partition_count; ++i)
-      put(&t, "%s{\"device\":\"%s\",\"nodes\":%u}", i ? "," : "",
+      axle_strbuf_printf(&t, "%s{\"device\":\"%s\",\"nodes\":%u}", i ? "," : "",
           s->devs[s->partitions[i].dev]->info.name, s->partitions[i].node_count);
-    put(&t, "]}\n");
+    axle_strbuf_printf(&t, "]}\n");
   }
-  if (t.failed) {
-    free(t.p);
-    return axle_status_make(AXLE_STATUS_OUT_OF_MEMORY, "out of memory");
-  }
-  *out_text = t.p;
-  return AXLE_OK;
+  *out_text = axle_strbuf_finish(&t);
+  return *out_text ? AXLE_OK : axle_status_make(AXLE_STATUS_OUT_OF_MEMORY, "out of memory");
 }
 
 axle_status_t axle_session_trace_json(axle_session_t* s, char** out_json) {
