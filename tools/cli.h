@@ -51,8 +51,6 @@ int cli_parse_u32(const char* s, uint32_t* out);
 /* A decimal ("0.5", "1e-3") or a fraction ("1/255"). */
 int cli_parse_scale(const char* s, double* out);
 
-/* "[1, 3, 224, 224]" with "?" for symbolic dims. */
-void cli_format_shape(char* buf, size_t size, uint32_t rank, const int64_t* shape);
 /* "12.5 MiB". */
 void cli_format_bytes(char* buf, size_t size, uint64_t bytes);
 /* Monotonic clock in milliseconds. */

@@ -96,18 +96,6 @@ int cli_parse_scale(const char* s, double* out) {
   return 0;
 }
 
-void cli_format_shape(char* buf, size_t size, uint32_t rank, const int64_t* shape) {
-  size_t used = (size_t)snprintf(buf, size, "[");
-  for (uint32_t i = 0; i < rank && used < size; i++) {
-    if (shape[i] < 0)
-      used += (size_t)snprintf(buf + used, size - used, "%s?", i ? ", " : "");
-    else
-      used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "",
-                               (long long)shape[i]);
-  }
-  if (used < size) snprintf(buf + used, size - used, "]");
-}
-
 void cli_format_bytes(char* buf, size_t size, uint64_t bytes) {
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = (double)bytes;

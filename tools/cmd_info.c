@@ -23,7 +23,7 @@ void cmd_info_usage(FILE* f) {
 
 static void print_tensor(const axle_tensor_info_t* t, int name_width) {
   char shape[256];
-  cli_format_shape(shape, sizeof shape, t->rank, t->shape);
+  tio_format_shape(shape, sizeof shape, t->rank, t->shape);
   printf("  %-*s  %-8s %s", name_width, t->name ? t->name : "?", axle_dtype_name(t->dtype), shape);
   if (t->quant.count == 1 && t->quant.scales) {
     printf("  quant scale %g zero point %d", t->quant.scales[0],

@@ -153,7 +153,7 @@ static void print_output(const char* name, axle_tensor_t* t) {
   uint32_t rank = axle_tensor_rank(t);
   const int64_t* shape = axle_tensor_shape(t);
   char sh[256];
-  cli_format_shape(sh, sizeof sh, rank, shape);
+  tio_format_shape(sh, sizeof sh, rank, shape);
   printf("%s: %s %s\n", name, axle_dtype_name(dt), sh);
   if (!tio_dtype_is_numeric(dt)) {
     printf("  (%s values are not printed)\n", axle_dtype_name(dt));
@@ -425,7 +425,7 @@ int cmd_run(int argc, char** argv) {
     for (uint32_t j = 0; j < consts.count; j++) given |= strcmp(consts.names[j], info->name) == 0;
     if (!given) {
       char sh[256];
-      cli_format_shape(sh, sizeof sh, info->rank, info->shape);
+      tio_format_shape(sh, sizeof sh, info->rank, info->shape);
       rc = cli_fail("invalid argument: no value for input '%s' (%s %s): add --input %s%sFILE",
                     info->name, axle_dtype_name(info->dtype), sh, io.count > 1 ? info->name : "",
                     io.count > 1 ? "=" : "");

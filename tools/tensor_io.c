@@ -227,7 +227,7 @@ static int mul_overflows(size_t a, size_t b, size_t* out) {
   return 0;
 }
 
-static void format_shape(char* buf, size_t size, uint32_t rank, const int64_t* shape) {
+void tio_format_shape(char* buf, size_t size, uint32_t rank, const int64_t* shape) {
   size_t used = (size_t)snprintf(buf, size, "[");
   for (uint32_t i = 0; i < rank && used < size; i++) {
     if (shape[i] < 0)
@@ -568,7 +568,7 @@ static int image_to_tensor(const char* path, const tio_image_t* im, const axle_t
   layout_t layout;
   int64_t c_dim; /* the input's channel dim (may be symbolic) */
   char wants[128] = "";
-  if (want) format_shape(wants, sizeof wants, want->rank, want->shape);
+  if (want) tio_format_shape(wants, sizeof wants, want->rank, want->shape);
 
   /* Pick the layout from where a 1 or 3 sits; NCHW wins ties because that is
    * what ONNX vision models use. */
@@ -687,8 +687,8 @@ static int npy_to_input(const char* path, axle_tensor_t* src, const axle_tensor_
     rank = want->rank;
   } else {
     char have[128], wants[128];
-    format_shape(have, sizeof have, rank, fshape);
-    format_shape(wants, sizeof wants, want->rank, want->shape);
+    tio_format_shape(have, sizeof have, rank, fshape);
+    tio_format_shape(wants, sizeof wants, want->rank, want->shape);
     return fail(err, err_size, "%s: array shape %s does not fit input '%s' %s", path, have,
                 want->name ? want->name : "?", wants);
   }

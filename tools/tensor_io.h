@@ -71,4 +71,7 @@ void tio_set(void* data, axle_dtype_t dtype, size_t i, double v);
 int tio_dtype_is_numeric(axle_dtype_t dtype);
 int tio_dtype_is_float(axle_dtype_t dtype);
 
+/* "[1, 3, ?, 224]" ('?' for symbolic dimensions). */
+void tio_format_shape(char* buf, size_t size, uint32_t rank, const int64_t* shape);
+
 #endif /* AXLE_TOOLS_TENSOR_IO_H_ */

@@ -1,10 +1,10 @@
 #include "trace.h"
 
-#include "strbuf.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "strbuf.h"
 
 void axle_trace_init(axle_trace_t* t) {
   memset(t, 0, sizeof(*t));
