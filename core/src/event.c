@@ -45,10 +45,10 @@ static void event_run(void* arg) {
   free(e->scratch);
   e->scratch = NULL;
 
-  pthread_mutex_lock(&s->pending_mu);
-  if (--s->pending == 0) pthread_cond_broadcast(&s->pending_cv);
-  pthread_mutex_unlock(&s->pending_mu);
-
+  /* Done first, then let go of the session: a caller that saw its session
+   * released must also see its events finished. e is not touched after its
+   * done flag is set (its owner may free it at once); s stays valid until
+   * pending drops. */
   pthread_mutex_lock(&e->mu);
   e->status = st;
   if (st != AXLE_OK) snprintf(e->message, sizeof(e->message), "%s", axle_status_message());
@@ -60,6 +60,10 @@ static void event_run(void* arg) {
   }
   pthread_cond_broadcast(&e->cv);
   pthread_mutex_unlock(&e->mu);
+
+  pthread_mutex_lock(&s->pending_mu);
+  if (--s->pending == 0) pthread_cond_broadcast(&s->pending_cv);
+  pthread_mutex_unlock(&s->pending_mu);
 }
 
 static void event_free(axle_event_t* e) {
