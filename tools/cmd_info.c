@@ -7,7 +7,7 @@
 
 void cmd_info_usage(FILE* f) {
   fprintf(f,
-          "usage: axle info [--nodes] MODEL\n"
+          "usage: axle info [--nodes] [--optimized [--device D]... [--threads N]] MODEL\n"
           "\n"
           "Prints the model's inputs and outputs (name, dtype, shape; '?' marks a symbolic\n"
           "dimension; quantization when present), its opset, node count and how many nodes\n"
@@ -15,6 +15,11 @@ void cmd_info_usage(FILE* f) {
           "\n"
           "options:\n"
           "  --nodes      also list every node (index, name, op type) in execution order\n"
+          "  --optimized  also build a session and print the optimized graph: what each\n"
+          "               node became (placed, folded into a constant, removed as dead),\n"
+          "               the partitions and what each device runs after its own fusion\n"
+          "  -d, --device D   with --optimized: preferred devices (repeatable)\n"
+          "  -t, --threads N  with --optimized: threads for the plugins\n"
           "  -h, --help   show this help\n"
           "\n"
           "example:\n"
@@ -73,24 +78,67 @@ static int print_side(const axle_model_t* model, int inputs, int width) {
   return CLI_OK;
 }
 
+/* The session's view: shapes made concrete, constants folded, dead nodes
+ * dropped, nodes placed, and each plugin's own account of what it runs. */
+static int print_optimized(axle_model_t* model, const cli_strv_t* devices, uint32_t threads) {
+  axle_runtime_t* rt = NULL;
+  axle_session_t* sess = NULL;
+  int rc = cli_runtime_create(NULL, &rt);
+  if (rc != CLI_OK) return rc;
+  axle_session_options_t so = {.struct_size = sizeof so,
+                               .devices = devices->n ? devices->v : NULL,
+                               .device_count = devices->n,
+                               .threads = threads};
+  axle_status_t st = axle_session_create(rt, model, &so, &sess);
+  char* report = NULL;
+  if (st == AXLE_OK) st = axle_session_placement_report(sess, AXLE_REPORT_TEXT, &report);
+  if (st != AXLE_OK) {
+    rc = cli_fail_status(st);
+  } else {
+    printf("optimized:\n%s", report);
+  }
+  axle_free(report);
+  axle_session_release(sess);
+  axle_runtime_release(rt);
+  return rc;
+}
+
 int cmd_info(int argc, char** argv) {
   static const struct option opts[] = {
       {"nodes", no_argument, NULL, 'n'},
+      {"optimized", no_argument, NULL, 'O'},
+      {"device", required_argument, NULL, 'd'},
+      {"threads", required_argument, NULL, 't'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
-  int list_nodes = 0, opt;
+  int list_nodes = 0, optimized = 0, opt;
+  uint32_t threads = 0;
+  cli_strv_t devices = {0};
   opterr = 0;
   optind = 0;
-  while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":d:t:h", opts, NULL)) != -1) {
     switch (opt) {
       case 'n': list_nodes = 1; break;
-      case 'h': cmd_info_usage(stdout); return CLI_OK;
-      default: return cli_getopt_error("info", opt, argv);
+      case 'O': optimized = 1; break;
+      case 'd':
+        if (cli_strv_push(&devices, optarg)) return cli_fail("out of memory");
+        break;
+      case 't':
+        if (cli_parse_u32(optarg, &threads)) {
+          cli_strv_free(&devices);
+          return cli_usage_error("info", "--threads wants a count, not '%s'", optarg);
+        }
+        break;
+      case 'h': cmd_info_usage(stdout); cli_strv_free(&devices); return CLI_OK;
+      default: cli_strv_free(&devices); return cli_getopt_error("info", opt, argv);
     }
   }
-  if (optind >= argc) return cli_usage_error("info", "missing MODEL");
-  if (optind + 1 < argc) return cli_usage_error("info", "unexpected argument '%s'", argv[optind + 1]);
+  if (optind >= argc || optind + 1 < argc) {
+    cli_strv_free(&devices);
+    return optind >= argc ? cli_usage_error("info", "missing MODEL")
+                          : cli_usage_error("info", "unexpected argument '%s'", argv[optind + 1]);
+  }
   const char* path = argv[optind];
 
   axle_model_t* model;
@@ -130,8 +178,10 @@ int cmd_info(int argc, char** argv) {
   qsort(hist, kinds, sizeof *hist, by_count_then_name);
   printf("nodes: %u (%u op type%s)\n", nodes, kinds, kinds == 1 ? "" : "s");
   for (uint32_t k = 0; k < kinds; k++) printf("  %-24s %u\n", hist[k].op, hist[k].count);
+  if (optimized) rc = print_optimized(model, &devices, threads);
 done:
   free(hist);
   axle_model_release(model);
+  cli_strv_free(&devices);
   return rc;
 }

@@ -43,6 +43,22 @@ axle_status_t axle_session_stats(const axle_session_t* s, axle_session_stats_t* 
   return AXLE_OK;
 }
 
+/* The plugin's own account of partition i (malloc'd), or NULL. */
+static char* partition_report(const axle_session_t* s, uint32_t i) {
+  const axle_partition_t* p = &s->partitions[i];
+  axle_device_t* d = s->devs[p->dev];
+  if (!p->exe || !AXLE_PLUGIN_HAS(d->plugin, executable_report)) return NULL;
+  size_t size = 16384;
+  char* text = (char*)calloc(1, size);
+  if (!text) return NULL;
+  if (d->plugin->table->executable_report(p->exe, text, size) != AXLE_HAL_OK || !text[0]) {
+    free(text);
+    return NULL;
+  }
+  text[size - 1] = '\0';
+  return text;
+}
+
 axle_status_t axle_session_placement_report(const axle_session_t* s, int format, char** out_text) {
   if (out_text) *out_text = NULL;
   if (!s || !out_text) return axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "session and out_text are required");
@@ -64,6 +80,17 @@ axle_status_t axle_session_placement_report(const axle_session_t* s, int format,
           p->state ? p->state : "");
       if (p->reasons) axle_strbuf_printf(&t, " (%s)", p->reasons);
       axle_strbuf_printf(&t, "\n");
+    }
+    for (uint32_t i = 0; i < s->partition_count; ++i) {
+      char* steps = partition_report(s, i);
+      if (!steps) continue;
+      axle_strbuf_printf(&t, "  partition %u on %s runs:\n", i,
+                         s->devs[s->partitions[i].dev]->info.name);
+      /* Indent the plugin's lines under the partition. */
+      char* save = NULL;
+      for (char* line = strtok_r(steps, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        axle_strbuf_printf(&t, "    %s\n", line);
+      free(steps);
     }
     for (uint32_t d = 0; d < s->dev_count; ++d)
       if (s->arena_bytes[d])
@@ -97,9 +124,18 @@ axle_status_t axle_session_placement_report(const axle_session_t* s, int format,
       axle_strbuf_printf(&t, "}");
     }
     axle_strbuf_printf(&t, "],\"partitions\":[");
-    for (uint32_t i = 0; i < s->partition_count; ++i)
-      axle_strbuf_printf(&t, "%s{\"device\":\"%s\",\"nodes\":%u}", i ? "," : "",
-          s->devs[s->partitions[i].dev]->info.name, s->partitions[i].node_count);
+    for (uint32_t i = 0; i < s->partition_count; ++i) {
+      axle_strbuf_printf(&t, "%s{\"device\":", i ? "," : "");
+      axle_strbuf_json_string(&t, s->devs[s->partitions[i].dev]->info.name);
+      axle_strbuf_printf(&t, ",\"nodes\":%u,\"steps\":", s->partitions[i].node_count);
+      char* steps = partition_report(s, i);
+      if (steps)
+        axle_strbuf_json_string(&t, steps);
+      else
+        axle_strbuf_printf(&t, "null");
+      free(steps);
+      axle_strbuf_printf(&t, "}");
+    }
     axle_strbuf_printf(&t, "]}\n");
   }
   *out_text = axle_strbuf_finish(&t);

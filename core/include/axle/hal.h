@@ -380,6 +380,11 @@ typedef struct axle_hal_plugin_t {
    * slot 1 + i is io[i] (inputs first, then outputs) in caller memory. */
   int32_t (*executable_describe)(axle_hal_executable_t* executable,
                                  axle_hal_native_info_t* info);
+  /* What the executable really runs after the plugin's own rewriting (fused
+   * nodes, chosen kernels), one line per step, for placement reports and
+   * `axle info --optimized`. Writes at most text_size bytes, NUL-terminated. */
+  int32_t (*executable_report)(axle_hal_executable_t* executable, char* text,
+                               size_t text_size);
 } axle_hal_plugin_t;
 
 /* The exported entry point. Returns NULL when the plugin cannot speak any
