@@ -76,7 +76,8 @@ axle_status_t axle_session_calibrate(axle_session_t* s, axle_device_t* cpu,
   if (st == AXLE_OK) {
     axle_hal_subgraph_t sub = {sizeof(sub), &g->hal, s->order_count, s->order, nloc, locs,
                                1 + g->input_count};
-    axle_hal_compile_options_t copts = {sizeof(copts), s->threads, 0};
+    axle_hal_compile_options_t copts = {sizeof(copts), s->threads,
+                                        AXLE_HAL_COMPILE_KEEP_INTERMEDIATES};
     st = (axle_status_t)cpu->plugin->table->compile(cpu->hal, &sub, &copts, &exe);
     if (st != AXLE_OK) st = axle_status_annotate(st, "%s: calibration", g->source);
   }

@@ -231,11 +231,16 @@ typedef struct axle_hal_device_info_t {
  * on every run. */
 #define AXLE_HAL_DEVICE_FLAG_HOST_ACCESS 0x1u
 
+/* Compile flags. */
+/* Every tensor that has a location must hold its value after the run: no
+ * fusion may skip writing it (calibration and debugging read them all). */
+#define AXLE_HAL_COMPILE_KEEP_INTERMEDIATES 0x1u
+
 /* Options for compile(). */
 typedef struct axle_hal_compile_options_t {
   uint32_t struct_size;
   uint32_t threads;            /* 0 = plugin default */
-  uint32_t flags;              /* reserved, 0 */
+  uint32_t flags;              /* AXLE_HAL_COMPILE_* */
 } axle_hal_compile_options_t;
 
 /* Where a tensor used by an executable lives at run time: binding slot plus
