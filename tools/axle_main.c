@@ -17,6 +17,8 @@ static const command_t kCommands[] = {
     {"info", "describe a model: inputs, outputs, opset, ops", cmd_info, cmd_info_usage},
     {"run", "run a model on input files and print its outputs", cmd_run, cmd_run_usage},
     {"bench", "measure a model's latency", cmd_bench, cmd_bench_usage},
+    {"drpai-translate", "translate a model into DRP-AI object files", cmd_drpai_translate,
+     cmd_drpai_translate_usage},
 };
 #define COMMAND_COUNT (sizeof kCommands / sizeof kCommands[0])
 

@@ -28,6 +28,8 @@ void cmd_devices_usage(FILE* f);
 void cmd_info_usage(FILE* f);
 void cmd_run_usage(FILE* f);
 void cmd_bench_usage(FILE* f);
+int cmd_drpai_translate(int argc, char** argv);
+void cmd_drpai_translate_usage(FILE* f);
 
 /* "axle: <status string>: <message>" on stderr; returns CLI_FAIL. */
 int cli_fail_status(axle_status_t status);
