@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "axle_kernels.h"
+#include "cpu_fuse.h"
 #include "cpu_op.h"
+#include "cpu_threadpool.h"
 
 #define NN_MAX_SPATIAL AXLE_KERNEL_MAX_SPATIAL
 #define NN_MAX_BATCH_DIMS (AXLE_HAL_MAX_RANK - 2)
@@ -41,6 +43,28 @@ static int32_t nn_fail(const axle_hal_host_t* host, const cpu_step_t* step, int3
 static void* nn_params_alloc(cpu_step_t* step, size_t size) {
   step->params = calloc(1, size);
   return step->params;
+}
+
+/* A params block whose tail (from byte `head`, rounded up to 64) holds
+ * `floats` 64-byte aligned floats for packed operands; *tail points at them.
+ * Still one block that free() releases. */
+static void* nn_params_alloc_packed(cpu_step_t* step, size_t head, size_t floats, float** tail) {
+  const size_t at = (head + 63) / 64 * 64;
+  void* p = NULL;
+  if (posix_memalign(&p, 64, at + floats * sizeof(float)) != 0) return NULL;
+  memset(p, 0, at);
+  step->params = p;
+  *tail = (float*)((char*)p + at);
+  return p;
+}
+
+static int nn_constant(const axle_hal_tensor_t* t) {
+  return t && (t->flags & AXLE_HAL_TENSOR_CONSTANT) && t->data;
+}
+
+/* The kernels' parallelism for this step (the threads compile option). */
+static axle_parallel_t nn_parallel(const cpu_step_t* step) {
+  return cpu_pool_parallel(step->threads);
 }
 
 static const char* dtype_name(int32_t dtype) {
@@ -306,9 +330,16 @@ static void window_out_shape(const axle_hal_tensor_t* x, int64_t channels, const
 /* Conv                                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* Conv with constant weights runs the prepared convolution (weights packed
+ * here, once, with any batch normalisation folded in, epilogue fused); with
+ * weights computed at run time it falls back to the reference kernels. */
 typedef struct conv_params_t {
   axle_f32_conv_params_t k;
-  int use_gemm;
+  int prepared;
+  int use_gemm;                /* reference path: im2col + GEMM (else direct) */
+  axle_f32_conv_plan_t plan;
+  axle_f32_epilogue_t ep;      /* residual filled per run */
+  const float* packed;         /* tail of this block */
 } conv_params_t;
 
 /* Validates shapes and attributes of a Conv; fills w and group. Shared by
@@ -356,7 +387,29 @@ static int32_t conv_check(const axle_hal_graph_t* g, const axle_hal_node_t* n, c
   return AXLE_HAL_OK;
 }
 
-static int32_t conv_prepare(const axle_hal_host_t* host, cpu_step_t* step) {
+/* Weights and bias with a batch normalisation folded in:
+ * w'[m] = w[m] * scale[m], b'[m] = b[m] * scale[m] + shift[m]. */
+static int32_t fold_bn(const axle_hal_host_t* host, const cpu_step_t* step,
+                       const axle_hal_node_t* bn, size_t m, size_t per_channel,
+                       const float* w, const float* b, float* w_out, float* b_out) {
+  const axle_hal_graph_t* g = step->graph;
+  const axle_hal_tensor_t* t[4];
+  for (uint32_t i = 0; i < 4; ++i) t[i] = cpu_node_input(g, bn, 1 + i);
+  float* scale = malloc(2 * m * sizeof(float));
+  if (!scale) return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
+  float* shift = scale + m;
+  axle_f32_batchnorm_fold_scalar(m, t[0]->data, t[1]->data, t[2]->data, t[3]->data,
+                                 cpu_attr_float(bn, "epsilon", 1e-5f), scale, shift);
+  for (size_t o = 0; o < m; ++o) {
+    for (size_t i = 0; i < per_channel; ++i) w_out[o * per_channel + i] = w[o * per_channel + i] * scale[o];
+    b_out[o] = (b ? b[o] : 0.0f) * scale[o] + shift[o];
+  }
+  free(scale);
+  return AXLE_HAL_OK;
+}
+
+int32_t cpu_conv_prepare_fused(const axle_hal_host_t* host, cpu_step_t* step,
+                               const cpu_fusion_t* f) {
   nn_window_t w;
   int64_t group;
   char err[200];
@@ -364,28 +417,85 @@ static int32_t conv_prepare(const axle_hal_host_t* host, cpu_step_t* step) {
   if (st != AXLE_HAL_OK) return nn_fail(host, step, st, "%s", err);
   const axle_hal_tensor_t* x = step->in[0];
   const axle_hal_tensor_t* wt = step->in[1];
+  const axle_hal_tensor_t* bt = step->input_count > 2 ? step->in[2] : NULL;
   int64_t shape[2 + NN_MAX_SPATIAL];
   window_out_shape(x, wt->shape[0], &w, shape);
   st = expect_shape(host, step, step->out[0], x->rank, shape);
   if (st != AXLE_HAL_OK) return st;
 
-  conv_params_t* p = nn_params_alloc(step, sizeof *p);
+  axle_f32_conv_params_t k;
+  memset(&k, 0, sizeof k);
+  k.batch = x->shape[0];
+  k.groups = group;
+  k.in_channels = x->shape[1];
+  k.out_channels = wt->shape[0];
+  window_to_3d(&w, k.in, k.out, k.kernel, k.stride, k.dilation, k.pad, NULL);
+
+  const int prepared = nn_constant(wt) && (!bt || nn_constant(bt));
+  if (!prepared) {
+    if (f) return nn_fail(host, step, AXLE_HAL_INTERNAL, "fused convolution needs constant weights");
+    conv_params_t* p = nn_params_alloc(step, sizeof *p);
+    if (!p) return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
+    p->k = k;
+    /* Depthwise (one input channel per group): im2col would only copy. */
+    p->use_gemm = x->shape[1] / group != 1;
+    step->scratch_bytes = p->use_gemm ? axle_f32_conv_gemm_scratch_size(&p->k) : 0;
+    return AXLE_HAL_OK;
+  }
+
+  axle_f32_conv_plan_t plan;
+  axle_f32_conv_plan(&k, &plan);
+  const size_t m = (size_t)k.out_channels;
+  const size_t per_channel = (size_t)(axle_hal_tensor_elements(wt) / k.out_channels);
+  const int has_bias = bt || (f && f->bn);
+  float* tail = NULL;
+  conv_params_t* p = nn_params_alloc_packed(
+      step, sizeof *p, axle_f32_conv_packed_size(&plan) + (has_bias ? m : 0), &tail);
   if (!p) return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
-  p->k.batch = x->shape[0];
-  p->k.groups = group;
-  p->k.in_channels = x->shape[1];
-  p->k.out_channels = wt->shape[0];
-  window_to_3d(&w, p->k.in, p->k.out, p->k.kernel, p->k.stride, p->k.dilation, p->k.pad, NULL);
-  /* Depthwise (one input channel per group): im2col would only copy, the
-   * direct loop is already one pass over the input per output channel. */
-  p->use_gemm = x->shape[1] / group != 1;
-  step->scratch_bytes = p->use_gemm ? axle_f32_conv_gemm_scratch_size(&p->k) : 0;
+  p->k = k;
+  p->prepared = 1;
+  p->plan = plan;
+  p->packed = tail;
+  float* bias = has_bias ? tail + axle_f32_conv_packed_size(&plan) : NULL;
+  axle_f32_epilogue_init(&p->ep);
+  p->ep.bias = bias;
+  if (f && f->bn) {
+    float* folded = malloc(m * per_channel * sizeof(float));
+    if (!folded) return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
+    st = fold_bn(host, step, f->bn, m, per_channel, wt->data, bt ? bt->data : NULL, folded, bias);
+    if (st == AXLE_HAL_OK) axle_f32_conv_pack(&plan, folded, tail);
+    free(folded);
+    if (st != AXLE_HAL_OK) return st;
+  } else {
+    axle_f32_conv_pack(&plan, wt->data, tail);
+    if (bt) memcpy(bias, bt->data, m * sizeof(float));
+  }
+  if (f && f->act == CPU_ACT_CLAMP) {
+    p->ep.min = f->min;
+    p->ep.max = f->max;
+  } else if (f && f->act == CPU_ACT_LEAKY) {
+    p->ep.leaky = 1;
+    p->ep.leaky_alpha = f->alpha;
+  }
+  step->scratch_bytes = axle_f32_conv_scratch_size(&plan, step->threads ? step->threads : 1);
   return AXLE_HAL_OK;
+}
+
+static int32_t conv_prepare(const axle_hal_host_t* host, cpu_step_t* step) {
+  return cpu_conv_prepare_fused(host, step, NULL);
 }
 
 static void conv_run(const cpu_step_t* step, const void* const* in, void* const* out,
                      void* scratch) {
   const conv_params_t* p = step->params;
+  if (p->prepared) {
+    axle_f32_epilogue_t ep = p->ep;
+    /* A fused residual Add brings its other operand as input 3. */
+    ep.residual = step->input_count > 3 ? in[3] : NULL;
+    const axle_parallel_t par = nn_parallel(step);
+    axle_f32_conv(&p->plan, in[0], p->packed, &ep, out[0], scratch, &par);
+    return;
+  }
   const float* bias = step->input_count > 2 ? in[2] : NULL;
   if (p->use_gemm)
     axle_f32_conv_gemm_scalar(&p->k, in[0], in[1], bias, out[0], scratch);
@@ -403,7 +513,33 @@ typedef struct gemm_params_t {
   size_t c_rs, c_cs; /* C broadcast strides (0 along broadcast dims) */
   float alpha, beta;
   int use_c;
+  const float* b_packed; /* constant B packed at compile time (tail of the block) */
 } gemm_params_t;
+
+/* The blocked GEMM for y = alpha * A * B (+ y when accumulating), with B
+ * from the compile-time packing when there is one. */
+static void nn_gemm_setup(axle_f32_gemm_t* g, size_t m, size_t n, size_t k, const float* a,
+                          size_t a_rs, size_t a_cs, const float* b, size_t b_rs, size_t b_cs,
+                          const float* b_packed, float alpha, float* y, int accumulate) {
+  memset(g, 0, sizeof *g);
+  g->m = m;
+  g->n = n;
+  g->k = k;
+  g->a.data = a;
+  g->a.rs = a_rs;
+  g->a.cs = a_cs;
+  g->alpha = alpha;
+  g->b.packed = b_packed;
+  g->b.data = b;
+  g->b.rs = b_rs;
+  g->b.cs = b_cs;
+  g->c = y;
+  g->ldc = n;
+  g->accumulate = accumulate;
+}
+
+/* Any non-NULL pointer: scratch sizes depend only on the operand kinds. */
+#define NN_SOME_DATA ((const float*)16)
 
 static int32_t gemm_resolve(const axle_hal_graph_t* g, const axle_hal_node_t* n,
                             gemm_params_t* p, char* err, size_t err_size) {
@@ -475,26 +611,45 @@ static int32_t gemm_prepare(const axle_hal_host_t* host, cpu_step_t* step) {
   const int64_t shape[2] = {(int64_t)tmp.m, (int64_t)tmp.n};
   st = expect_shape(host, step, step->out[0], 2, shape);
   if (st != AXLE_HAL_OK) return st;
-  gemm_params_t* p = nn_params_alloc(step, sizeof *p);
+  /* Constant B (the weights of a fully connected layer): packed once. */
+  const int pack_b = nn_constant(step->in[1]);
+  float* tail = NULL;
+  gemm_params_t* p = nn_params_alloc_packed(
+      step, sizeof *p, pack_b ? axle_f32_gemm_packed_b_size(tmp.k, tmp.n) : 0, &tail);
   if (!p) return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
   *p = tmp;
+  if (pack_b) {
+    axle_f32_gemm_pack_b(p->k, p->n, step->in[1]->data, p->b_rs, p->b_cs, tail);
+    p->b_packed = tail;
+  }
+  axle_f32_gemm_t g;
+  nn_gemm_setup(&g, p->m, p->n, p->k, NN_SOME_DATA, p->a_rs, p->a_cs, NN_SOME_DATA, p->b_rs,
+                p->b_cs, p->b_packed, p->alpha, NULL, p->use_c);
+  step->scratch_bytes = axle_f32_gemm_scratch_size(&g, step->threads ? step->threads : 1);
   return AXLE_HAL_OK;
 }
 
 static void gemm_run(const cpu_step_t* step, const void* const* in, void* const* out,
                      void* scratch) {
-  (void)scratch;
   const gemm_params_t* p = step->params;
   float* y = out[0];
-  float beta = 0.0f;
   if (p->use_c) {
+    /* beta * C broadcast into y, then the product accumulates onto it. */
     const float* c = in[2];
     for (size_t i = 0; i < p->m; ++i)
-      for (size_t j = 0; j < p->n; ++j) y[i * p->n + j] = c[i * p->c_rs + j * p->c_cs];
-    beta = p->beta;
+      for (size_t j = 0; j < p->n; ++j) y[i * p->n + j] = p->beta * c[i * p->c_rs + j * p->c_cs];
   }
-  axle_f32_gemm_scalar(p->m, p->n, p->k, p->alpha, in[0], p->a_rs, p->a_cs, in[1], p->b_rs,
-                       p->b_cs, beta, y, p->n);
+  if (p->alpha == 0.0f) {
+    /* BLAS semantics: alpha == 0 references neither A nor B (NaNs there
+     * must not reach y). */
+    if (!p->use_c) memset(y, 0, p->m * p->n * sizeof(float));
+    return;
+  }
+  axle_f32_gemm_t g;
+  nn_gemm_setup(&g, p->m, p->n, p->k, in[0], p->a_rs, p->a_cs, in[1], p->b_rs, p->b_cs,
+                p->b_packed, p->alpha, y, p->use_c);
+  const axle_parallel_t par = nn_parallel(step);
+  axle_f32_gemm(&g, scratch, &par);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -508,6 +663,7 @@ typedef struct matmul_params_t {
   int64_t a_stride[NN_MAX_BATCH_DIMS]; /* elements; 0 where A broadcasts */
   int64_t b_stride[NN_MAX_BATCH_DIMS];
   int64_t batches;                   /* product of batch_size */
+  const float* b_packed;             /* constant B packed at compile time */
 } matmul_params_t;
 
 static int32_t matmul_resolve(const axle_hal_graph_t* g, const axle_hal_node_t* n,
@@ -601,27 +757,42 @@ static int32_t matmul_prepare(const axle_hal_host_t* host, cpu_step_t* step) {
   if (st != AXLE_HAL_OK) return nn_fail(host, step, st, "%s", err);
   st = expect_shape(host, step, step->out[0], rank, shape);
   if (st != AXLE_HAL_OK) return st;
-  matmul_params_t* p = nn_params_alloc(step, sizeof *p);
+  /* A constant B shared by every batch (Linear layers): packed once. */
+  int pack_b = nn_constant(step->in[1]);
+  for (uint32_t d = 0; d < tmp.batch_dims; ++d) pack_b = pack_b && tmp.b_stride[d] == 0;
+  float* tail = NULL;
+  matmul_params_t* p = nn_params_alloc_packed(
+      step, sizeof *p, pack_b ? axle_f32_gemm_packed_b_size(tmp.k, tmp.n) : 0, &tail);
   if (!p) return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
   *p = tmp;
+  if (pack_b) {
+    axle_f32_gemm_pack_b(p->k, p->n, step->in[1]->data, p->n, 1, tail);
+    p->b_packed = tail;
+  }
+  axle_f32_gemm_t g;
+  nn_gemm_setup(&g, p->m, p->n, p->k, NN_SOME_DATA, p->k, 1, NN_SOME_DATA, p->n, 1, p->b_packed,
+                1.0f, NULL, 0);
+  step->scratch_bytes = axle_f32_gemm_scratch_size(&g, step->threads ? step->threads : 1);
   return AXLE_HAL_OK;
 }
 
 static void matmul_run(const cpu_step_t* step, const void* const* in, void* const* out,
                        void* scratch) {
-  (void)scratch;
   const matmul_params_t* p = step->params;
   const float* a = in[0];
   const float* b = in[1];
   float* y = out[0];
   const size_t y_step = p->m * p->n;
+  const axle_parallel_t par = nn_parallel(step);
   /* Odometer over the broadcast batch dimensions; offsets advance by the
    * per-dimension strides so no division happens per batch. */
   int64_t idx[NN_MAX_BATCH_DIMS] = {0};
   int64_t a_off = 0, b_off = 0;
   for (int64_t bi = 0; bi < p->batches; ++bi) {
-    axle_f32_gemm_scalar(p->m, p->n, p->k, 1.0f, a + a_off, p->k, 1, b + b_off, p->n, 1, 0.0f,
-                         y + (size_t)bi * y_step, p->n);
+    axle_f32_gemm_t g;
+    nn_gemm_setup(&g, p->m, p->n, p->k, a + a_off, p->k, 1, b + b_off, p->n, 1, p->b_packed,
+                  1.0f, y + (size_t)bi * y_step, 0);
+    axle_f32_gemm(&g, scratch, &par);
     for (uint32_t d = p->batch_dims; d-- > 0;) {
       a_off += p->a_stride[d];
       b_off += p->b_stride[d];
@@ -806,6 +977,8 @@ static int32_t pool_prepare_common(const axle_hal_host_t* host, cpu_step_t* step
   p->k.count_include_pad = (int32_t)cpu_attr_int(step->node, "count_include_pad", 0);
   p->k.storage_order = (int32_t)cpu_attr_int(step->node, "storage_order", 0);
   p->with_indices = with_indices;
+  if (is_max && !with_indices)
+    step->scratch_bytes = axle_f32_maxpool_scratch_size(&p->k, step->threads ? step->threads : 1);
   return AXLE_HAL_OK;
 }
 
@@ -819,9 +992,13 @@ static int32_t avgpool_prepare(const axle_hal_host_t* host, cpu_step_t* step) {
 
 static void maxpool_run(const cpu_step_t* step, const void* const* in, void* const* out,
                         void* scratch) {
-  (void)scratch;
   const pool_params_t* p = step->params;
-  axle_f32_maxpool_scalar(&p->k, in[0], out[0], p->with_indices ? out[1] : NULL);
+  if (p->with_indices) {
+    axle_f32_maxpool_scalar(&p->k, in[0], out[0], out[1]);
+    return;
+  }
+  const axle_parallel_t par = nn_parallel(step);
+  axle_f32_maxpool(&p->k, in[0], out[0], scratch, &par);
 }
 
 static void avgpool_run(const cpu_step_t* step, const void* const* in, void* const* out,

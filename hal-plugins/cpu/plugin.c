@@ -1,12 +1,14 @@
 /*
  * The CPU HAL plugin: one device, "cpu", running graphs with the kernels in
- * kernels/ on the calling thread.
+ * kernels/ on the calling thread and the plugin's thread pool.
  *
- * Compile resolves everything a run needs into flat arrays: one cpu_step_t per
- * node (prepared by its op) and, per step operand, a reference saying where
- * its data lives (constant initializer, or binding slot + offset). A run then
- * only adds slot bases to offsets and calls run() per step: no allocation,
- * no graph walk, no attribute parsing in the steady state.
+ * Compile first fuses (cpu_fuse.h: Conv with its batch norm, residual Add and
+ * activation), then resolves everything a run needs into flat arrays: one
+ * cpu_step_t per node or fused group (prepared by its op) and, per step
+ * operand, a reference saying where its data lives (constant initializer,
+ * binding slot + offset, or the private arena of re-planned internal
+ * tensors). A run then only adds bases to offsets and calls run() per step:
+ * no allocation, no graph walk, no attribute parsing in the steady state.
  *
  * Threading: submit() may run concurrently on one executable. Per-run state
  * (operand pointer arrays, slot bases, scratch) lives in run contexts pooled
@@ -20,7 +22,9 @@
 #include <string.h>
 
 #include "axle/hal.h"
+#include "cpu_fuse.h"
 #include "cpu_op.h"
+#include "cpu_threadpool.h"
 
 #define CPU_PLUGIN_NAME "cpu"
 #define CPU_ALIGN 64u
@@ -52,13 +56,19 @@ struct axle_hal_memory_t {
 };
 
 /* Where one step operand's data comes from at run time. */
-enum { CPU_REF_ABSENT = 0, CPU_REF_CONSTANT = 1, CPU_REF_SLOT = 2 };
+enum { CPU_REF_ABSENT = 0, CPU_REF_CONSTANT = 1, CPU_REF_SLOT = 2, CPU_REF_PRIVATE = 3 };
 typedef struct cpu_ref_t {
   int32_t kind;
   uint32_t slot;
-  uint64_t offset;       /* CPU_REF_SLOT: byte offset inside the slot */
+  uint64_t offset;       /* CPU_REF_SLOT: in the slot; CPU_REF_PRIVATE: in the arena */
   const void* constant;  /* CPU_REF_CONSTANT: initializer bytes */
 } cpu_ref_t;
+
+/* A node a fused step absorbed: traced as a zero-length event. */
+typedef struct cpu_trace_member_t {
+  const axle_hal_node_t* node;
+  char* args_json;              /* {"op":"Relu","fused_into":"conv1+relu1"} */
+} cpu_trace_member_t;
 
 /* Per-run state; pooled per executable. */
 typedef struct cpu_run_ctx_t {
@@ -68,6 +78,7 @@ typedef struct cpu_run_ctx_t {
   const void** in;      /* max_in entries */
   void** out;           /* max_out entries */
   void* scratch;        /* max_scratch bytes, CPU_ALIGN aligned, or NULL */
+  uint8_t* arena;       /* private_bytes, CPU_ALIGN aligned, or NULL */
 } cpu_run_ctx_t;
 
 struct axle_hal_executable_t {
@@ -77,6 +88,10 @@ struct axle_hal_executable_t {
   cpu_ref_t** in_refs;          /* per step: input_count refs */
   cpu_ref_t** out_refs;         /* per step: output_count refs */
   char** args_json;             /* per step trace args, e.g. {"op":"Conv"} */
+  cpu_trace_member_t* members;  /* absorbed nodes of fused steps, for tracing */
+  uint32_t* member_first;       /* per step: its first entry in members */
+  uint32_t* member_count;       /* per step: entries in members (0: not fused) */
+  uint32_t member_total;
   const axle_hal_tensor_t** tensor_ptrs; /* backing store of steps[i].in/out */
   cpu_ref_t* refs;              /* backing store of in_refs/out_refs */
   uint32_t slot_count;
@@ -84,6 +99,7 @@ struct axle_hal_executable_t {
   uint8_t* slot_used;
   uint32_t max_in, max_out;
   size_t max_scratch;
+  uint64_t private_bytes;       /* arena of tensors re-planned after fusion */
   pthread_mutex_t pool_lock;
   cpu_run_ctx_t* free_ctx;
   cpu_run_ctx_t* all_ctx;
@@ -145,12 +161,17 @@ static int32_t cpu_init(const axle_hal_host_t* host, axle_hal_plugin_state_t** o
   if (!s) return cpu_fail(host, AXLE_HAL_OUT_OF_MEMORY, "init: out of memory");
   s->host = host;
   s->device.state = s;
+  cpu_pool_acquire();
   *out_state = s;
   return AXLE_HAL_OK;
 }
 
 static void cpu_shutdown(axle_hal_plugin_state_t* state) {
-  if (state) cpu_free(state->host, state);
+  if (!state) return;
+  /* The last instance joins the pool's workers before the code they run
+   * can be unloaded. */
+  cpu_pool_release();
+  cpu_free(state->host, state);
 }
 
 static int32_t cpu_device_count(axle_hal_plugin_state_t* state, uint32_t* out_count) {
@@ -184,7 +205,7 @@ static int32_t cpu_device_info(axle_hal_plugin_state_t* state, uint32_t index,
   full.struct_size = info->struct_size;
   snprintf(full.name, sizeof full.name, "%s", "cpu");
   snprintf(full.description, sizeof full.description, "%s",
-           "Host CPU (reference fp32 kernels)");
+           "Host CPU (fp32 AVX2/FMA kernels with scalar fallback)");
   full.kind = AXLE_HAL_DEVICE_CPU;
   full.emulated = 0;
   full.memory_bytes = 0;
@@ -343,6 +364,7 @@ static int32_t cpu_node_supported(axle_hal_device_t* device, const axle_hal_grap
 static void ctx_free(const axle_hal_host_t* host, cpu_run_ctx_t* c) {
   if (!c) return;
   cpu_free(host, c->scratch);
+  cpu_free(host, c->arena);
   cpu_free(host, c);
 }
 
@@ -353,6 +375,8 @@ static void cpu_executable_release(axle_hal_executable_t* e) {
     for (uint32_t i = 0; i < e->step_count; ++i) free(e->steps[i].params);
   if (e->args_json)
     for (uint32_t i = 0; i < e->step_count; ++i) cpu_free(host, e->args_json[i]);
+  if (e->members)
+    for (uint32_t i = 0; i < e->member_total; ++i) cpu_free(host, e->members[i].args_json);
   for (cpu_run_ctx_t* c = e->all_ctx; c;) {
     cpu_run_ctx_t* next = c->next_all;
     ctx_free(host, c);
@@ -363,6 +387,9 @@ static void cpu_executable_release(axle_hal_executable_t* e) {
   cpu_free(host, e->in_refs);
   cpu_free(host, e->out_refs);
   cpu_free(host, e->args_json);
+  cpu_free(host, e->members);
+  cpu_free(host, e->member_first);
+  cpu_free(host, e->member_count);
   cpu_free(host, e->tensor_ptrs);
   cpu_free(host, e->refs);
   cpu_free(host, e->slot_extent);
@@ -370,14 +397,9 @@ static void cpu_executable_release(axle_hal_executable_t* e) {
   cpu_free(host, e);
 }
 
-/* {"op":"<op_type>"} with JSON string escaping (op types come from the model). */
-static char* make_args_json(const axle_hal_host_t* host, const char* op_type) {
-  const size_t len = strlen(op_type);
-  char* s = cpu_alloc(host, 16 + 6 * len, 1);
-  if (!s) return NULL;
-  char* w = s;
-  w += sprintf(w, "{\"op\":\"");
-  for (const unsigned char* p = (const unsigned char*)op_type; *p; ++p) {
+/* Appends s to w as JSON string content (names come from the model). */
+static char* json_escape(char* w, const char* s) {
+  for (const unsigned char* p = (const unsigned char*)s; *p; ++p) {
     if (*p == '"' || *p == '\\')
       w += sprintf(w, "\\%c", *p);
     else if (*p < 0x20)
@@ -385,15 +407,76 @@ static char* make_args_json(const axle_hal_host_t* host, const char* op_type) {
     else
       *w++ = (char)*p;
   }
+  return w;
+}
+
+/* {"op":"<op>"} or {"op":"<op>","<key>":"<value>"}. */
+static char* make_args_json(const axle_hal_host_t* host, const char* op, const char* key,
+                            const char* value) {
+  const size_t len = strlen(op) + (key ? strlen(key) + strlen(value) : 0);
+  char* s = cpu_alloc(host, 32 + 6 * len, 1);
+  if (!s) return NULL;
+  char* w = s + sprintf(s, "{\"op\":\"");
+  w = json_escape(w, op);
+  if (key) {
+    w += sprintf(w, "\",\"%s\":\"", key);
+    w = json_escape(w, value);
+  }
   strcpy(w, "\"}");
   return s;
 }
 
-/* Fills one operand reference; the tensor is the step's in/out entry. */
+/* "conv1+bn1+relu1": the names of a group's members. */
+static char* join_members(const axle_hal_host_t* host, const axle_hal_graph_t* g,
+                          const axle_hal_subgraph_t* sg, const cpu_group_t* grp) {
+  size_t len = 1;
+  for (uint32_t m = 0; m < grp->count; ++m)
+    len += strlen(g->nodes[sg->nodes[grp->members[m]]].name) + 1;
+  char* s = cpu_alloc(host, len, 1);
+  if (!s) return NULL;
+  s[0] = '\0';
+  for (uint32_t m = 0; m < grp->count; ++m) {
+    if (m) strcat(s, "+");
+    strcat(s, g->nodes[sg->nodes[grp->members[m]]].name);
+  }
+  return s;
+}
+
+/* Trace events of step i: the step's own (named after its node, for a
+ * group the Conv, with "fused" naming all members), then one zero-length
+ * event per absorbed member ("fused_into"), so every node of the partition
+ * still appears under its own name. */
+static int32_t make_trace_info(const axle_hal_host_t* host, axle_hal_executable_t* e,
+                               uint32_t i, const axle_hal_graph_t* g,
+                               const axle_hal_subgraph_t* sg, const cpu_group_t* grp,
+                               cpu_trace_member_t* members, uint32_t* member_at) {
+  const axle_hal_node_t* n = e->steps[i].node;
+  if (!grp) {
+    e->args_json[i] = make_args_json(host, n->op_type, NULL, NULL);
+    return e->args_json[i] ? AXLE_HAL_OK : AXLE_HAL_OUT_OF_MEMORY;
+  }
+  char* joined = join_members(host, g, sg, grp);
+  if (!joined) return AXLE_HAL_OUT_OF_MEMORY;
+  e->args_json[i] = make_args_json(host, n->op_type, "fused", joined);
+  e->member_first[i] = *member_at;
+  int32_t st = e->args_json[i] ? AXLE_HAL_OK : AXLE_HAL_OUT_OF_MEMORY;
+  for (uint32_t m = 1; st == AXLE_HAL_OK && m < grp->count; ++m) {
+    cpu_trace_member_t* tm = &members[(*member_at)++];
+    tm->node = &g->nodes[sg->nodes[grp->members[m]]];
+    tm->args_json = make_args_json(host, tm->node->op_type, "fused_into", joined);
+    ++e->member_count[i];
+    if (!tm->args_json) st = AXLE_HAL_OUT_OF_MEMORY;
+  }
+  cpu_free(host, joined);
+  return st;
+}
+
+/* Fills one operand reference; the tensor is the step's in/out entry.
+ * private_off: per tensor, its offset in the private arena or UINT64_MAX. */
 static int32_t resolve_ref(const axle_hal_host_t* host, axle_hal_executable_t* e,
                            const axle_hal_node_t* node, const axle_hal_graph_t* g,
                            const axle_hal_subgraph_t* sg, const int32_t* loc_index,
-                           int32_t tensor, cpu_ref_t* ref) {
+                           const uint64_t* private_off, int32_t tensor, cpu_ref_t* ref) {
   if (tensor < 0) {
     ref->kind = CPU_REF_ABSENT;
     return AXLE_HAL_OK;
@@ -406,6 +489,11 @@ static int32_t resolve_ref(const axle_hal_host_t* host, axle_hal_executable_t* e
                       node->op_type, t->name);
     ref->kind = CPU_REF_CONSTANT;
     ref->constant = t->data;
+    return AXLE_HAL_OK;
+  }
+  if (private_off && private_off[tensor] != UINT64_MAX) {
+    ref->kind = CPU_REF_PRIVATE;
+    ref->offset = private_off[tensor];
     return AXLE_HAL_OK;
   }
   const int32_t li = loc_index[tensor];
@@ -427,6 +515,85 @@ static int32_t resolve_ref(const axle_hal_host_t* host, axle_hal_executable_t* e
   return AXLE_HAL_OK;
 }
 
+/* Operand tensors of the step emitted at subgraph position p: the node's own,
+ * or for a fused group {x, w, bias, residual} -> {output}. Returns the
+ * input count; tensors go to ins/outs (room for max(node's, 4) and 1+). */
+static uint32_t step_operands(const axle_hal_graph_t* g, const axle_hal_subgraph_t* sg,
+                              const cpu_fuse_result_t* fuse, uint32_t p, int32_t* ins,
+                              int32_t* outs, uint32_t* out_count) {
+  const int32_t role = fuse->role[p];
+  if (role >= 0) {
+    const cpu_group_t* grp = &fuse->groups[role];
+    const axle_hal_node_t* conv = &g->nodes[sg->nodes[grp->members[0]]];
+    for (uint32_t j = 0; j < 3; ++j) ins[j] = j < conv->input_count ? conv->inputs[j] : -1;
+    ins[3] = grp->fusion.residual;
+    outs[0] = grp->output;
+    *out_count = 1;
+    return 4;
+  }
+  const axle_hal_node_t* n = &g->nodes[sg->nodes[p]];
+  for (uint32_t j = 0; j < n->input_count; ++j) ins[j] = n->inputs[j];
+  for (uint32_t j = 0; j < n->output_count; ++j) outs[j] = n->outputs[j];
+  *out_count = n->output_count;
+  return n->input_count;
+}
+
+/* Places the tensors that live only inside the partition into a private
+ * arena, with lifetimes measured in the fused program's steps (the core's
+ * plan assumed the unfused order). tids: the steps' operand tensors, in
+ * step order (in then out per step). */
+static int32_t plan_private(const axle_hal_host_t* host, axle_hal_executable_t* e,
+                            const axle_hal_graph_t* g, const cpu_fuse_result_t* fuse,
+                            const int32_t* tids, uint64_t* private_off) {
+  const uint32_t nt = g->tensor_count;
+  uint32_t* first = cpu_alloc(host, (nt + 1) * sizeof *first, sizeof(void*));
+  uint32_t* last = cpu_alloc(host, (nt + 1) * sizeof *last, sizeof(void*));
+  uint32_t* ids = cpu_alloc(host, (nt + 1) * sizeof *ids, sizeof(void*));
+  uint64_t* sizes = cpu_alloc(host, (nt + 1) * sizeof *sizes, sizeof(void*));
+  uint64_t* offs = cpu_alloc(host, (nt + 1) * sizeof *offs, sizeof(void*));
+  uint32_t* f2 = cpu_alloc(host, (nt + 1) * sizeof *f2, sizeof(void*));
+  uint32_t* l2 = cpu_alloc(host, (nt + 1) * sizeof *l2, sizeof(void*));
+  int32_t st = AXLE_HAL_OK;
+  if (!first || !last || !ids || !sizes || !offs || !f2 || !l2) {
+    st = cpu_fail(host, AXLE_HAL_OUT_OF_MEMORY, "compile: out of memory");
+    goto done;
+  }
+  for (uint32_t t = 0; t < nt; ++t) {
+    first[t] = UINT32_MAX;
+    private_off[t] = UINT64_MAX;
+  }
+  size_t io = 0;
+  for (uint32_t i = 0; i < e->step_count; ++i) {
+    const cpu_step_t* s = &e->steps[i];
+    for (uint32_t j = 0; j < s->input_count + s->output_count; ++j, ++io) {
+      const int32_t t = tids[io];
+      if (t < 0 || !fuse->internal[t]) continue;
+      if (first[t] == UINT32_MAX) first[t] = i;
+      last[t] = i;
+    }
+  }
+  uint32_t n = 0;
+  for (uint32_t t = 0; t < nt; ++t) {
+    if (first[t] == UINT32_MAX) continue;
+    ids[n] = t;
+    sizes[n] = g->tensors[t].size_bytes;
+    f2[n] = first[t];
+    l2[n] = last[t];
+    ++n;
+  }
+  e->private_bytes = cpu_plan_offsets(n, sizes, f2, l2, CPU_ALIGN, offs);
+  for (uint32_t i = 0; i < n; ++i) private_off[ids[i]] = offs[i];
+done:
+  cpu_free(host, first);
+  cpu_free(host, last);
+  cpu_free(host, ids);
+  cpu_free(host, sizes);
+  cpu_free(host, offs);
+  cpu_free(host, f2);
+  cpu_free(host, l2);
+  return st;
+}
+
 static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t* sg,
                            const axle_hal_compile_options_t* options,
                            axle_hal_executable_t** out_executable) {
@@ -445,10 +612,9 @@ static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t*
   uint32_t threads = 0;
   if (options && CPU_COVERS(options, axle_hal_compile_options_t, threads))
     threads = options->threads;
+  if (threads == 0) threads = cpu_pool_default_threads();
 
-  /* Validate node indices and count operands before allocating. */
-  size_t io_total = 0;
-  uint32_t max_in = 1, max_out = 1;
+  /* Validate node indices and operands before allocating. */
   for (uint32_t i = 0; i < sg->node_count; ++i) {
     if (sg->nodes[i] >= g->node_count)
       return cpu_fail(host, AXLE_HAL_INVALID_ARGUMENT, "compile: node index %u out of range",
@@ -462,31 +628,61 @@ static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t*
       if (n->outputs[j] >= (int32_t)g->tensor_count)
         return cpu_fail(host, AXLE_HAL_INVALID_MODEL, "node '%s': output %u out of range",
                         n->name, j);
-    io_total += n->input_count + n->output_count;
-    if (n->input_count > max_in) max_in = n->input_count;
-    if (n->output_count > max_out) max_out = n->output_count;
+  }
+  cpu_fuse_result_t fuse;
+  const int keep = options && CPU_COVERS(options, axle_hal_compile_options_t, flags) &&
+                   (options->flags & AXLE_HAL_COMPILE_KEEP_INTERMEDIATES);
+  if (cpu_fuse_plan(sg, keep, &fuse) != AXLE_HAL_OK)
+    return cpu_fail(host, AXLE_HAL_OUT_OF_MEMORY, "compile: out of memory");
+
+  /* Count steps and operands of the fused program. */
+  uint32_t step_count = 0, max_in = 4, max_out = 1;
+  size_t io_total = 0;
+  for (uint32_t p = 0; p < sg->node_count; ++p) {
+    if (fuse.role[p] == CPU_ROLE_ABSORBED) continue;
+    const axle_hal_node_t* n = &g->nodes[sg->nodes[p]];
+    const uint32_t nin = fuse.role[p] >= 0 ? 4 : n->input_count;
+    const uint32_t nout = fuse.role[p] >= 0 ? 1 : n->output_count;
+    io_total += nin + nout;
+    if (nin > max_in) max_in = nin;
+    if (nout > max_out) max_out = nout;
+    ++step_count;
   }
 
   axle_hal_executable_t* e = cpu_zalloc(host, sizeof *e);
-  if (!e) return cpu_fail(host, AXLE_HAL_OUT_OF_MEMORY, "compile: out of memory");
+  if (!e) {
+    cpu_fuse_free(&fuse);
+    return cpu_fail(host, AXLE_HAL_OUT_OF_MEMORY, "compile: out of memory");
+  }
   e->host = host;
   pthread_mutex_init(&e->pool_lock, NULL);
-  e->step_count = sg->node_count;
+  e->step_count = step_count;
   e->slot_count = sg->slot_count;
   e->max_in = max_in;
   e->max_out = max_out;
   int32_t* loc_index = cpu_alloc(host, (g->tensor_count + 1) * sizeof(int32_t), sizeof(int32_t));
+  int32_t* tids = cpu_alloc(host, (io_total + 1) * sizeof(int32_t), sizeof(int32_t));
+  int32_t* step_group = cpu_alloc(host, (step_count + 1) * sizeof(int32_t), sizeof(int32_t));
+  uint64_t* private_off =
+      fuse.group_count ? cpu_alloc(host, (g->tensor_count + 1) * sizeof(uint64_t), 8) : NULL;
   e->steps = cpu_zalloc(host, e->step_count * sizeof *e->steps);
   e->in_refs = cpu_zalloc(host, e->step_count * sizeof *e->in_refs);
   e->out_refs = cpu_zalloc(host, e->step_count * sizeof *e->out_refs);
   e->args_json = cpu_zalloc(host, e->step_count * sizeof *e->args_json);
+  e->member_total = sg->node_count - step_count;
+  e->members = cpu_zalloc(host, (e->member_total + 1) * sizeof *e->members);
+  e->member_first = cpu_zalloc(host, e->step_count * sizeof *e->member_first);
+  e->member_count = cpu_zalloc(host, e->step_count * sizeof *e->member_count);
   e->tensor_ptrs = cpu_zalloc(host, io_total * sizeof *e->tensor_ptrs);
   e->refs = cpu_zalloc(host, io_total * sizeof *e->refs);
   e->slot_extent = cpu_zalloc(host, e->slot_count * sizeof *e->slot_extent);
   e->slot_used = cpu_zalloc(host, e->slot_count * sizeof *e->slot_used);
   int32_t st = AXLE_HAL_OK;
-  if (!loc_index || !e->steps || !e->in_refs || !e->out_refs || !e->args_json ||
-      !e->tensor_ptrs || !e->refs || !e->slot_extent || !e->slot_used) {
+  if (!loc_index || !tids || !step_group || (fuse.group_count && !private_off) || !e->steps ||
+      !e->in_refs ||
+      !e->out_refs || !e->args_json || !e->members || !e->member_first || !e->member_count ||
+      !e->tensor_ptrs ||
+      !e->refs || !e->slot_extent || !e->slot_used) {
     st = cpu_fail(host, AXLE_HAL_OUT_OF_MEMORY, "compile: out of memory");
     goto fail;
   }
@@ -496,9 +692,14 @@ static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t*
     if (t >= 0 && (uint32_t)t < g->tensor_count) loc_index[t] = (int32_t)i;
   }
 
+  /* Steps, their operand tensors and trace records. */
   size_t io = 0;
-  for (uint32_t i = 0; i < sg->node_count; ++i) {
-    const axle_hal_node_t* n = &g->nodes[sg->nodes[i]];
+  uint32_t i = 0, member_at = 0;
+  for (uint32_t p = 0; p < sg->node_count; ++p) {
+    const int32_t role = fuse.role[p];
+    if (role == CPU_ROLE_ABSORBED) continue;
+    const cpu_group_t* grp = role >= 0 ? &fuse.groups[role] : NULL;
+    const axle_hal_node_t* n = &g->nodes[sg->nodes[grp ? grp->members[0] : p]];
     cpu_step_t* s = &e->steps[i];
     if (!is_default_domain(n->domain)) {
       st = cpu_fail(host, AXLE_HAL_UNSUPPORTED, "node '%s': unsupported op '%s' (domain '%s')",
@@ -519,43 +720,64 @@ static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t*
                     reason);
       goto fail;
     }
+    uint32_t nout = 0;
+    const uint32_t nin = step_operands(g, sg, &fuse, p, tids + io,
+                                       tids + io + (grp ? 4 : n->input_count), &nout);
+    step_group[i] = role;
     s->graph = g;
     s->node = n;
     s->op = op;
     s->threads = threads;
-    s->input_count = n->input_count;
-    s->output_count = n->output_count;
+    s->input_count = nin;
+    s->output_count = nout;
     s->in = e->tensor_ptrs + io;
-    s->out = e->tensor_ptrs + io + n->input_count;
+    s->out = e->tensor_ptrs + io + nin;
     e->in_refs[i] = e->refs + io;
-    e->out_refs[i] = e->refs + io + n->input_count;
-    io += n->input_count + n->output_count;
-    for (uint32_t j = 0; j < n->input_count; ++j) {
-      s->in[j] = n->inputs[j] >= 0 ? &g->tensors[n->inputs[j]] : NULL;
-      st = resolve_ref(host, e, n, g, sg, loc_index, n->inputs[j], &e->in_refs[i][j]);
-      if (st != AXLE_HAL_OK) goto fail;
-    }
-    for (uint32_t j = 0; j < n->output_count; ++j) {
-      s->out[j] = n->outputs[j] >= 0 ? &g->tensors[n->outputs[j]] : NULL;
-      st = resolve_ref(host, e, n, g, sg, loc_index, n->outputs[j], &e->out_refs[i][j]);
-      if (st != AXLE_HAL_OK) goto fail;
-    }
-    st = op->prepare(host, s);
-    if (st != AXLE_HAL_OK) goto fail; /* prepare set the message */
-    const size_t scratch = (s->scratch_bytes + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
-    if (scratch > e->max_scratch) e->max_scratch = scratch;
-    e->args_json[i] = make_args_json(host, n->op_type);
-    if (!e->args_json[i]) {
+    e->out_refs[i] = e->refs + io + nin;
+    for (uint32_t j = 0; j < nin + nout; ++j)
+      s->in[j] = tids[io + j] >= 0 ? &g->tensors[tids[io + j]] : NULL;
+    if (make_trace_info(host, e, i, g, sg, grp, e->members, &member_at) != AXLE_HAL_OK) {
       st = cpu_fail(host, AXLE_HAL_OUT_OF_MEMORY, "compile: out of memory");
       goto fail;
     }
+    io += nin + nout;
+    ++i;
+  }
+  if (fuse.group_count) {
+    st = plan_private(host, e, g, &fuse, tids, private_off);
+    if (st != AXLE_HAL_OK) goto fail;
+  }
+
+  /* Operand references, then each op's prepare. */
+  io = 0;
+  for (i = 0; i < e->step_count; ++i) {
+    cpu_step_t* s = &e->steps[i];
+    for (uint32_t j = 0; j < s->input_count + s->output_count; ++j) {
+      st = resolve_ref(host, e, s->node, g, sg, loc_index, private_off, tids[io + j],
+                       &e->in_refs[i][j]);
+      if (st != AXLE_HAL_OK) goto fail;
+    }
+    io += s->input_count + s->output_count;
+    st = step_group[i] >= 0 ? cpu_conv_prepare_fused(host, s, &fuse.groups[step_group[i]].fusion)
+                            : s->op->prepare(host, s);
+    if (st != AXLE_HAL_OK) goto fail; /* prepare set the message */
+    const size_t scratch = (s->scratch_bytes + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
+    if (scratch > e->max_scratch) e->max_scratch = scratch;
   }
   cpu_free(host, loc_index);
+  cpu_free(host, tids);
+  cpu_free(host, step_group);
+  cpu_free(host, private_off);
+  cpu_fuse_free(&fuse);
   *out_executable = e;
   return AXLE_HAL_OK;
 
 fail:
   cpu_free(host, loc_index);
+  cpu_free(host, tids);
+  cpu_free(host, step_group);
+  cpu_free(host, private_off);
+  cpu_fuse_free(&fuse);
   cpu_executable_release(e);
   return st;
 }
@@ -586,6 +808,13 @@ static cpu_run_ctx_t* ctx_acquire(axle_hal_executable_t* e) {
       return NULL;
     }
   }
+  if (e->private_bytes) {
+    c->arena = cpu_alloc(e->host, (size_t)e->private_bytes, CPU_ALIGN);
+    if (!c->arena) {
+      ctx_free(e->host, c);
+      return NULL;
+    }
+  }
   pthread_mutex_lock(&e->pool_lock);
   c->next_all = e->all_ctx;
   e->all_ctx = c;
@@ -600,10 +829,11 @@ static void ctx_release(axle_hal_executable_t* e, cpu_run_ctx_t* c) {
   pthread_mutex_unlock(&e->pool_lock);
 }
 
-static void* ref_pointer(const cpu_ref_t* r, uint8_t* const* slot_base) {
+static void* ref_pointer(const cpu_ref_t* r, const cpu_run_ctx_t* c) {
   switch (r->kind) {
     case CPU_REF_CONSTANT: return (void*)r->constant;
-    case CPU_REF_SLOT: return slot_base[r->slot] + r->offset;
+    case CPU_REF_SLOT: return c->slot_base[r->slot] + r->offset;
+    case CPU_REF_PRIVATE: return c->arena + r->offset;
     default: return NULL;
   }
 }
@@ -629,9 +859,9 @@ static int32_t run_steps(axle_hal_executable_t* e, cpu_run_ctx_t* c,
       return cpu_fail(host, AXLE_HAL_TIMEOUT, "deadline passed before node '%s' (%u of %u)",
                       s->node->name, i + 1, e->step_count);
     for (uint32_t j = 0; j < s->input_count; ++j)
-      c->in[j] = ref_pointer(&e->in_refs[i][j], c->slot_base);
+      c->in[j] = ref_pointer(&e->in_refs[i][j], c);
     for (uint32_t j = 0; j < s->output_count; ++j)
-      c->out[j] = ref_pointer(&e->out_refs[i][j], c->slot_base);
+      c->out[j] = ref_pointer(&e->out_refs[i][j], c);
     const uint64_t t0 = tracing ? host->now_ns() : 0;
     s->op->run(s, c->in, c->out, c->scratch);
     if (tracing) {
@@ -646,6 +876,15 @@ static int32_t run_steps(axle_hal_executable_t* e, cpu_run_ctx_t* c,
       ev.args_json = e->args_json[i];
       ev.track = 0;
       host->trace(trace_ctx, &ev);
+      for (uint32_t m = 0; m < e->member_count[i]; ++m) {
+        const cpu_trace_member_t* tm = &e->members[e->member_first[i] + m];
+        ev.name = tm->node->name;
+        ev.category = tm->node->op_type;
+        ev.start_ns = t1;
+        ev.duration_ns = 0;
+        ev.args_json = tm->args_json;
+        host->trace(trace_ctx, &ev);
+      }
     }
   }
   return AXLE_HAL_OK;
@@ -688,6 +927,36 @@ static int32_t cpu_submit(axle_hal_device_t* device, const axle_hal_submit_info_
   ctx_release(e, c);
   /* The CPU completes inline: the run is over when submit returns. */
   if (host->complete) host->complete(info->completion, status);
+  return AXLE_HAL_OK;
+}
+
+/* One line per step: "conv1 Conv [1,64,56,56] <- conv1+bn1+relu1", so
+ * `axle info --optimized` shows what fusion left. */
+static int32_t cpu_executable_report(axle_hal_executable_t* e, char* text, size_t size) {
+  if (!e || !text || !size) return AXLE_HAL_INVALID_ARGUMENT;
+  size_t at = 0;
+  text[0] = '\0';
+  for (uint32_t i = 0; i < e->step_count && at + 1 < size; ++i) {
+    const cpu_step_t* st = &e->steps[i];
+    const axle_hal_tensor_t* y = st->output_count ? st->out[0] : NULL;
+    char shape[96] = "";
+    size_t k = 0;
+    for (uint32_t d = 0; y && d < y->rank && k + 24 < sizeof shape; ++d)
+      k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%lld", d ? "," : "[",
+                            (long long)y->shape[d]);
+    if (y && k + 2 < sizeof shape) snprintf(shape + k, sizeof shape - k, "%s", y->rank ? "]" : "[]");
+    int w = snprintf(text + at, size - at, "%s %s %s", st->node->name, st->node->op_type, shape);
+    if (w < 0) break;
+    at += (size_t)w < size - at ? (size_t)w : size - at - 1;
+    for (uint32_t m = 0; e->member_count && m < e->member_count[i] && at + 1 < size; ++m) {
+      const axle_hal_node_t* n = e->members[e->member_first[i] + m].node;
+      w = snprintf(text + at, size - at, "%s%s(%s)", m ? " + " : "  fused: ", n->name, n->op_type);
+      if (w < 0) break;
+      at += (size_t)w < size - at ? (size_t)w : size - at - 1;
+    }
+    if (at + 1 < size) text[at++] = '\n';
+    text[at] = '\0';
+  }
   return AXLE_HAL_OK;
 }
 
@@ -744,6 +1013,7 @@ static const axle_hal_plugin_t g_cpu_plugin = {
     .cancel = cpu_cancel,
     .reset = cpu_reset,
     .device_status = cpu_device_status,
+    .executable_report = cpu_executable_report,
 };
 
 __attribute__((visibility("default"))) const axle_hal_plugin_t* axle_hal_plugin_entry(

@@ -29,6 +29,43 @@ extern "C" {
 #define AXLE_KERNEL_MAX_SPATIAL 3
 
 /* ---------------------------------------------------------------------- */
+/* Instruction sets and parallelism                                        */
+/* ---------------------------------------------------------------------- */
+
+/* Variants are named axle_<dtype>_<op>_<tile>__<isa> (XNNPACK style): the
+ * portable C one ends in __scalar, the others in the ISA they need
+ * (__avx2_fma). Public entry points without an ISA suffix dispatch at run
+ * time on axle_kernels_isa(). */
+typedef enum axle_isa_t {
+  AXLE_ISA_SCALAR = 0,   /* portable C: every machine */
+  AXLE_ISA_AVX2_FMA = 1  /* x86-64 with AVX2 and FMA3 */
+} axle_isa_t;
+
+/* The best instruction set of this CPU, detected once. The environment
+ * variable AXLE_KERNELS_ISA=scalar caps it, so the reference path can be
+ * run end to end on any machine. */
+axle_isa_t axle_kernels_isa(void);
+/* Caps dispatch at isa (never above what the CPU has) and returns the
+ * previous setting; for tests and benchmarks that compare variants end to
+ * end. Not synchronised with kernels running at the same time. */
+axle_isa_t axle_kernels_set_isa(axle_isa_t isa);
+
+/* Runs fn(arg, task, thread) for every task in [0, tasks), each exactly once;
+ * thread < threads names the worker running it, so a kernel can give each
+ * worker its own slice of scratch. */
+typedef void (*axle_task_fn)(void* arg, size_t task, uint32_t thread);
+typedef struct axle_parallel_t {
+  void (*run)(void* ctx, size_t tasks, axle_task_fn fn, void* arg);
+  void* ctx;
+  uint32_t threads;  /* at most this many tasks run at once (>= 1) */
+} axle_parallel_t;
+
+/* par->run, or a serial loop on the calling thread when par is NULL. */
+void axle_parallel_run(const axle_parallel_t* par, size_t tasks, axle_task_fn fn, void* arg);
+/* 1 for NULL, else par->threads (at least 1). */
+uint32_t axle_parallel_threads(const axle_parallel_t* par);
+
+/* ---------------------------------------------------------------------- */
 /* GEMM                                                                    */
 /* ---------------------------------------------------------------------- */
 
@@ -41,6 +78,123 @@ void axle_f32_gemm_scalar(size_t m, size_t n, size_t k, float alpha,
                           const float* a, size_t a_rs, size_t a_cs,
                           const float* b, size_t b_rs, size_t b_cs,
                           float beta, float* c, size_t ldc);
+
+/* Fused epilogue of GEMM-based and depthwise kernels, applied to each output
+ * element once its sum is complete, in this order:
+ *   y = act(acc + bias[row] + residual[row, col])
+ * act clamps to [min, max] (ReLU: 0, +inf; ReLU6: 0, 6; none: -inf, +inf),
+ * then, when leaky is set, multiplies negative values by leaky_alpha. */
+typedef struct axle_f32_epilogue_t {
+  const float* bias;     /* one per row of C (output channel), or NULL */
+  const float* residual; /* same shape as C, row stride ldr, or NULL */
+  size_t ldr;
+  float min, max;
+  float leaky_alpha;
+  int32_t leaky;
+} axle_f32_epilogue_t;
+
+/* An epilogue that adds and clamps nothing. */
+void axle_f32_epilogue_init(axle_f32_epilogue_t* ep);
+
+/* Register tile of the GEMM micro-kernels: MR rows of A by NR columns of B.
+ * Packed operands are laid out for it (see axle_f32_gemm_pack_a/b). */
+#define AXLE_F32_GEMM_MR 6
+#define AXLE_F32_GEMM_NR 16
+
+/* Micro-kernel flags: add into C instead of overwriting it (every K block
+ * after the first); apply the epilogue (the last K block); C is stored
+ * transposed (tile element (i, j) goes to c[j * ldc + i], and the epilogue's
+ * bias and residual follow C as stored: bias per stored row = tile column). */
+#define AXLE_F32_GEMM_ACCUMULATE 1u
+#define AXLE_F32_GEMM_FINISH 2u
+#define AXLE_F32_GEMM_STORE_T 4u
+
+/* One tile: C[0..mr, 0..nr) (row stride ldc) = sum over kc of a * b, where a
+ * is kc groups of MR floats (one per row) and b kc groups of NR floats (one
+ * per column), as packing lays them out. c points at the tile's first
+ * element as stored. With FINISH, ep (never NULL then) applies, its bias and
+ * residual taken at tile position (row0, col0) of the GEMM. */
+typedef void (*axle_f32_gemm_ukernel_fn)(size_t mr, size_t nr, size_t kc, const float* a,
+                                         const float* b, float* c, size_t ldc,
+                                         uint32_t flags, const axle_f32_epilogue_t* ep,
+                                         size_t row0, size_t col0);
+void axle_f32_gemm_6x16__scalar(size_t mr, size_t nr, size_t kc, const float* a,
+                                const float* b, float* c, size_t ldc, uint32_t flags,
+                                const axle_f32_epilogue_t* ep, size_t row0, size_t col0);
+void axle_f32_gemm_6x16__avx2_fma(size_t mr, size_t nr, size_t kc, const float* a,
+                                  const float* b, float* c, size_t ldc, uint32_t flags,
+                                  const axle_f32_epilogue_t* ep, size_t row0, size_t col0);
+/* The micro-kernel for axle_kernels_isa(). */
+axle_f32_gemm_ukernel_fn axle_f32_gemm_ukernel(void);
+
+/* Packing. A [m x k] (A(i,p) = a[i*a_rs + p*a_cs]) becomes panels of MR
+ * rows, each scaled by alpha; B [k x n] becomes panels of NR columns. Both
+ * are blocked along K exactly as the driver walks it (axle_f32_gemm_kc):
+ * K block [p0, p0 + kc) starts at p0 * round_up(m, MR) (or n, NR) floats and
+ * holds its panels one after the other, kc x MR (kc x NR) floats each, so a
+ * pre-packed operand streams through memory in the order it is consumed.
+ * Rows/columns past the edge are zero. Sizes in floats. */
+size_t axle_f32_gemm_packed_a_size(size_t m, size_t k);
+size_t axle_f32_gemm_packed_b_size(size_t k, size_t n);
+void axle_f32_gemm_pack_a(size_t m, size_t k, float alpha, const float* a, size_t a_rs,
+                          size_t a_cs, float* packed);
+void axle_f32_gemm_pack_b(size_t k, size_t n, const float* b, size_t b_rs, size_t b_cs,
+                          float* packed);
+/* The K block size the driver uses for an inner dimension k (0 for k = 0). */
+size_t axle_f32_gemm_kc(size_t k);
+/* The variants behind axle_f32_gemm_pack_a/b, each packing one K block (k
+ * is that block's size; identical output). */
+void axle_f32_gemm_pack_a__scalar(size_t m, size_t k, float alpha, const float* a, size_t a_rs,
+                                  size_t a_cs, float* packed);
+void axle_f32_gemm_pack_a__avx2(size_t m, size_t k, float alpha, const float* a, size_t a_rs,
+                                size_t a_cs, float* packed);
+void axle_f32_gemm_pack_b__scalar(size_t k, size_t n, const float* b, size_t b_rs, size_t b_cs,
+                                  float* packed);
+void axle_f32_gemm_pack_b__avx2(size_t k, size_t n, const float* b, size_t b_rs, size_t b_cs,
+                                float* packed);
+
+/* Generates an operand that exists only implicitly (convolution input
+ * unfolded by im2col): rows [k0, k0 + kc) of the K dimension and columns
+ * [c0, c0 + cols) of the other one, written K-major into dst (element (p, j)
+ * at dst[(p - k0) * cols + (j - c0)]). For B that is B itself; for A it is
+ * A transposed. */
+typedef void (*axle_f32_gemm_gen_fn)(const void* ctx, size_t k0, size_t kc, size_t c0,
+                                     size_t cols, float* dst);
+
+/* One GEMM operand: the first non-NULL of packed (all of it, as packed by
+ * axle_f32_gemm_pack_a/b), data (strided), gen (generated). */
+typedef struct axle_f32_gemm_operand_t {
+  const float* packed;
+  const float* data;
+  size_t rs, cs;             /* element (row, col) at data[row * rs + col * cs] */
+  axle_f32_gemm_gen_fn gen;
+  const void* gen_ctx;
+} axle_f32_gemm_operand_t;
+
+/* C = alpha * A * B (or C += ...), blocked for the caches, tiled on the
+ * micro-kernel of axle_kernels_isa() and split over par's threads. alpha is
+ * applied while packing A at run time; a pre-packed A has it already. */
+typedef struct axle_f32_gemm_t {
+  size_t m, n, k;
+  axle_f32_gemm_operand_t a, b;
+  float alpha;
+  float* c;
+  size_t ldc;
+  int32_t c_transposed;   /* C stored transposed: (i, j) at c[j * ldc + i] */
+  int32_t accumulate;     /* C += A * B (BLAS beta = 1) */
+  const axle_f32_epilogue_t* ep; /* or NULL; indexed as C is stored */
+} axle_f32_gemm_t;
+
+/* Whether an m x n product wastes clearly less of its tiles computed as
+ * C^T = B^T A^T (n on the MR side): the driver swaps unpacked operands by
+ * itself; callers that pre-pack (convolution weights) ask before packing. */
+int axle_f32_gemm_prefers_transposed(size_t m, size_t n);
+
+/* Bytes of scratch axle_f32_gemm needs for g when par->threads is `threads`
+ * (the split depends on it, so the two must agree). */
+size_t axle_f32_gemm_scratch_size(const axle_f32_gemm_t* g, uint32_t threads);
+/* scratch: that many bytes, 64-byte aligned. par: NULL runs serially. */
+void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_t* par);
 
 /* ---------------------------------------------------------------------- */
 /* Convolution                                                             */
@@ -79,6 +233,81 @@ void axle_f32_conv_gemm_scalar(const axle_f32_conv_params_t* p, const float* x,
                                const float* w, const float* bias, float* y,
                                void* scratch);
 
+/* Prepared convolution (the fast path; the kernels above are its
+ * reference). Planning picks the algorithm from the shape:
+ *   GEMM       pointwise, stride 1, no padding: the input is B as it is
+ *   IM2COL     any other grouped/full convolution: B is unfolded block by
+ *              block into per-worker scratch, never as a whole
+ *   DEPTHWISE  one input channel per group (any channel multiplier): direct
+ *              per-plane kernels, AVX2 for 2-D 3x3 (stride 1 or 2)
+ *   WINOGRAD   2-D 3x3, stride 1, dilation 1, one group, up to 512 channels
+ *              in and out, output at least 7x7, with AVX2: F(2x2, 3x3), 16
+ *              GEMMs with 2.25x fewer multiplies (see conv_winograd_avx2.c)
+ * and, for GEMM/IM2COL, the orientation: when the output has few pixels
+ * (7x7 maps fill half-empty 16-wide tiles) it computes Y^T = X^T W^T, with
+ * pixels on the 6-row side of the tile, and stores the result transposed. */
+enum {
+  AXLE_F32_CONV_GEMM = 0,
+  AXLE_F32_CONV_IM2COL = 1,
+  AXLE_F32_CONV_DEPTHWISE = 2,
+  AXLE_F32_CONV_WINOGRAD = 3
+};
+
+typedef struct axle_f32_conv_plan_t {
+  axle_f32_conv_params_t p;
+  int32_t algo;          /* AXLE_F32_CONV_* */
+  int32_t transposed;    /* GEMM/IM2COL: computes Y^T */
+  size_t m, n, k;        /* per group: output channels, output pixels, cg x kernel volume */
+  size_t group_floats;   /* packed weights per group */
+} axle_f32_conv_plan_t;
+
+void axle_f32_conv_plan(const axle_f32_conv_params_t* p, axle_f32_conv_plan_t* plan);
+/* Floats of packed weights, and the packing itself (once, at compile time).
+ * w: [out_channels, in_channels / groups, kernel...], any folding (batch
+ * norm) already applied. */
+size_t axle_f32_conv_packed_size(const axle_f32_conv_plan_t* plan);
+void axle_f32_conv_pack(const axle_f32_conv_plan_t* plan, const float* w, float* packed);
+/* Scratch bytes for a run whose par->threads is `threads`. */
+size_t axle_f32_conv_scratch_size(const axle_f32_conv_plan_t* plan, uint32_t threads);
+/* y = epilogue(conv(x, w)). ep (may be NULL) indexes bias by output channel
+ * and residual as a tensor shaped like y (its ldr is ignored). */
+void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float* packed,
+                   const axle_f32_epilogue_t* ep, float* y, void* scratch,
+                   const axle_parallel_t* par);
+
+/* Winograd F(2x2, 3x3) pieces behind AXLE_F32_CONV_WINOGRAD (AVX2 only; the
+ * reference is axle_f32_conv_direct_scalar). */
+int axle_f32_conv_winograd_supports(const axle_f32_conv_params_t* p);
+size_t axle_f32_conv_winograd_packed_size(const axle_f32_conv_params_t* p);
+void axle_f32_conv_winograd_pack(const axle_f32_conv_params_t* p, const float* w,
+                                 float* packed);
+size_t axle_f32_conv_winograd_scratch_size(const axle_f32_conv_params_t* p, uint32_t threads);
+void axle_f32_conv_winograd__avx2_fma(const axle_f32_conv_params_t* p, const float* x,
+                                      const float* packed, const axle_f32_epilogue_t* ep,
+                                      float* y, void* scratch, const axle_parallel_t* par);
+
+/* Unfolds the block of the im2col matrix of one image and group with rows
+ * [k0, k0 + kc) (channel x kernel tap) and columns [n0, n0 + nc) (output
+ * pixels) into dst, row-major with row stride nc; padded taps are 0.
+ * x_group: the group's first input channel. */
+void axle_f32_im2col_block(const axle_f32_conv_params_t* p, const float* x_group, size_t k0,
+                           size_t kc, size_t n0, size_t nc, float* dst);
+
+/* One output plane of a depthwise convolution with its epilogue: x_plane
+ * is the input channel's plane, w its kernel, bias/residual this output
+ * channel's (residual plane may be NULL). tmp: per-worker scratch of
+ * axle_f32_dwconv_tmp_size(p) floats (the AVX2 variant pads the plane into
+ * it). The AVX2 variant takes 2-D 3x3 kernels, dilation 1, stride 1 or 2. */
+size_t axle_f32_dwconv_tmp_size(const axle_f32_conv_params_t* p);
+int axle_f32_dwconv_3x3__avx2_fma_supports(const axle_f32_conv_params_t* p);
+void axle_f32_dwconv_plane__scalar(const axle_f32_conv_params_t* p, const float* x_plane,
+                                   const float* w, float bias, const float* residual,
+                                   const axle_f32_epilogue_t* ep, float* y_plane, float* tmp);
+void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t* p,
+                                         const float* x_plane, const float* w, float bias,
+                                         const float* residual, const axle_f32_epilogue_t* ep,
+                                         float* y_plane, float* tmp);
+
 /* ---------------------------------------------------------------------- */
 /* Pooling                                                                 */
 /* ---------------------------------------------------------------------- */
@@ -107,6 +336,20 @@ void axle_f32_maxpool_scalar(const axle_f32_pool_params_t* p, const float* x, fl
  * with count_include_pad the number inside the padded extent
  * [-pad, in + pad_end) (taps beyond it, from ceil_mode, never count). */
 void axle_f32_avgpool_scalar(const axle_f32_pool_params_t* p, const float* x, float* y);
+
+/* Max pooling without indices, planes split over par's threads: the AVX2
+ * variant for 2-D windows with dilation 1 and stride 1 or 2, the scalar
+ * reference otherwise. scratch: axle_f32_maxpool_scratch_size bytes for the
+ * same par->threads. */
+size_t axle_f32_maxpool_scratch_size(const axle_f32_pool_params_t* p, uint32_t threads);
+void axle_f32_maxpool(const axle_f32_pool_params_t* p, const float* x, float* y, void* scratch,
+                      const axle_parallel_t* par);
+int axle_f32_maxpool2d__avx2_supports(const axle_f32_pool_params_t* p);
+/* One plane; tmp: axle_f32_maxpool2d_tmp_size(p) floats (the plane padded
+ * with -inf). */
+size_t axle_f32_maxpool2d_tmp_size(const axle_f32_pool_params_t* p);
+void axle_f32_maxpool2d_plane__avx2(const axle_f32_pool_params_t* p, const float* x_plane,
+                                    float* y_plane, float* tmp);
 
 /* Global pooling over the size contiguous elements of each of channels rows. */
 void axle_f32_global_avgpool_scalar(size_t channels, size_t size, const float* x, float* y);

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""CPU plugin benchmark: Axle against ONNX Runtime on the benchmark networks,
+and Axle's SGEMM against OpenBLAS and the measured FMA peak.
+
+    python3 bench/cpu/run.py [--build DIR] [--runs N] [--threads 1,2]
+                             [--models mobilenet_v2,resnet18,resnet50] [--no-sgemm]
+                             [--layers]
+
+For every model (built by bench/cpu/models.py with fixed seeds, cached in
+DIR/bench-cpu/models) it first checks Axle's output against ORT's on the
+benchmark input (max abs error <= 1e-4 x ORT's output scale, as the ORT
+agreement test requires), then times both with the same input and thread
+count, alternating in rounds so both see the same background load: Axle
+through `axle bench`, ORT through onnxruntime (intra-op threads = N,
+inter-op 1, default graph optimisations). Ratio = Axle median / ORT
+median (< 1: Axle is faster). The SGEMM part compiles bench/cpu/sgemm_bench.c
+against the build's axle_kernels and Debian's OpenBLAS (pkg-config openblas)
+and prints its table. --layers adds a per-layer profile of each model (time,
+GFLOP/s; bench/cpu/layer_profile.c + layers.py) at the first thread count.
+
+Figures only: nothing here passes or fails on time. The machine's load
+moves every figure; compare numbers from one run.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+import models  # noqa: E402
+
+REL_TOL = 1e-4
+# Targets of issue 4 (Axle median / ORT median).
+TARGETS = {"mobilenet_v2": 0.8, "resnet50": 0.9}
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def percentile(sorted_values, q):
+    if not sorted_values:
+        return float("nan")
+    pos = q * (len(sorted_values) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def ort_session(path, threads):
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+
+
+def ort_times(sess, x, runs, warmup):
+    feed = {sess.get_inputs()[0].name: x}
+    for _ in range(warmup):
+        sess.run(None, feed)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        sess.run(None, feed)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def time_axle(cli, path, x_path, threads, runs, warmup):
+    out = subprocess.run([cli, "bench", path, "--threads", str(threads), "--runs", str(runs),
+                          "--warmup", str(warmup), "--input", f"input={x_path}"],
+                         capture_output=True, text=True, check=True).stdout
+    m = re.search(r"median ([\d.]+)\s+p10 ([\d.]+)\s+p90 ([\d.]+)", out)
+    if not m:
+        raise RuntimeError(f"cannot parse axle bench output:\n{out}")
+    return tuple(float(v) for v in m.groups())
+
+
+def check_agreement(cli, path, x, x_path, work):
+    """Max abs error of Axle against ORT relative to ORT's output scale."""
+    want = ort_session(path, 1).run(None, {"input": x})[0]
+    out_dir = os.path.join(work, "outputs")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    subprocess.run([cli, "run", path, "--input", f"input={x_path}", "--save-outputs", out_dir],
+                   capture_output=True, text=True, check=True)
+    with open(os.path.join(out_dir, "outputs.txt"), encoding="utf-8") as f:
+        _, _, fname = f.readline().rstrip("\n").partition("\t")
+    got = np.load(os.path.join(out_dir, fname))
+    scale = float(np.max(np.abs(want)))
+    return float(np.max(np.abs(got.astype(np.float64) - want))) / scale
+
+
+def build_sgemm(build, out_dir):
+    """Compiles sgemm_bench.c; returns its path, or None without OpenBLAS."""
+    cc = os.environ.get("CC", "cc")
+    try:
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "openblas"],
+                               capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        log("sgemm: pkg-config finds no openblas (Debian: libopenblas-dev); skipped")
+        return None
+    lib = os.path.join(build, "lib", "libaxle_kernels.a")
+    if not os.path.isfile(lib):
+        log(f"sgemm: {lib} is missing (build first); skipped")
+        return None
+    exe = os.path.join(out_dir, "axle_bench_sgemm")
+    subprocess.run([cc, "-O2", "-std=gnu11", "-Wall", "-Wextra",
+                    "-I" + os.path.join(ROOT, "kernels", "include"),
+                    os.path.join(HERE, "sgemm_bench.c"), lib, *flags, "-lm", "-o", exe],
+                   check=True)
+    return exe
+
+
+def build_layer_profiler(build, out_dir):
+    cc = os.environ.get("CC", "cc")
+    exe = os.path.join(out_dir, "axle_bench_layers")
+    lib = os.path.join(build, "lib")
+    subprocess.run([cc, "-O2", "-std=gnu11", "-Wall", "-Wextra",
+                    "-I" + os.path.join(ROOT, "core", "include"),
+                    os.path.join(HERE, "layer_profile.c"), "-L" + lib, "-laxle",
+                    "-Wl,-rpath," + lib, "-o", exe], check=True)
+    return exe
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=os.environ.get("BUILD", os.path.join(ROOT, "build")))
+    ap.add_argument("--runs", type=int, default=int(os.environ.get("AXLE_CPU_BENCH_RUNS", "30")))
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3, help="alternations of Axle and ORT")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--models", default=",".join(models.MODELS))
+    ap.add_argument("--no-sgemm", action="store_true")
+    ap.add_argument("--sgemm-rounds", type=int, default=5)
+    ap.add_argument("--layers", action="store_true", help="per-layer profiles too")
+    a = ap.parse_args()
+
+    build = os.path.abspath(a.build)
+    cli = os.path.join(build, "bin", "axle")
+    if not os.access(cli, os.X_OK):
+        sys.exit(f"bench/cpu: {cli} not found; build first (./run.sh build)")
+    out_dir = os.path.join(build, "bench-cpu")
+    os.makedirs(out_dir, exist_ok=True)
+    paths = models.build_all(os.path.join(out_dir, "models"))
+    threads = [int(t) for t in a.threads.split(",") if t]
+    import onnxruntime
+    log(f"== CPU benchmark {time.strftime('%Y-%m-%d %H:%M')}  onnxruntime {onnxruntime.__version__}"
+        f"  load average {os.getloadavg()[0]:.2f}")
+
+    results = {}
+    with tempfile.TemporaryDirectory() as work:
+        for name in a.models.split(","):
+            path = paths[name]
+            x = models.input_for(name)
+            x_path = os.path.join(work, "input.npy")
+            np.save(x_path, x)
+            err = check_agreement(cli, path, x, x_path, work)
+            ok = err <= REL_TOL
+            log(f"{name}: max |Axle - ORT| = {err:.2e} x output scale "
+                f"({'agrees' if ok else 'DISAGREES: not timed'})")
+            if not ok:
+                continue
+            for t in threads:
+                # Rounds alternate Axle and ORT so that both see the same
+                # background load. Axle's figures are the median of its
+                # rounds' medians (p10/p90 likewise); ORT's come from all
+                # of its samples.
+                sess = ort_session(path, t)
+                per_round = max(1, a.runs // a.rounds)
+                ax_rounds, o_times = [], []
+                for _ in range(a.rounds):
+                    ax_rounds.append(time_axle(cli, path, x_path, t, per_round, a.warmup))
+                    o_times += ort_times(sess, x, per_round, a.warmup)
+                o_times.sort()
+                ax = tuple(statistics.median(r[i] for r in ax_rounds) for i in range(3))
+                ox = (statistics.median(o_times), percentile(o_times, 0.1),
+                      percentile(o_times, 0.9))
+                results[(name, t)] = (ax, ox)
+
+    if results:
+        log("")
+        log(f"{'model':<14}{'thr':>4} {'Axle median':>12} {'p10':>8} {'p90':>8}"
+            f" {'ORT median':>11} {'p10':>8} {'p90':>8} {'Axle/ORT':>9} {'target':>7}")
+        for (name, t), (ax, ox) in results.items():
+            ratio = ax[0] / ox[0]
+            target = TARGETS.get(name)
+            verdict = "" if target is None else ("met" if ratio <= target else f"<={target}")
+            log(f"{name:<14}{t:>4} {ax[0]:>12.2f} {ax[1]:>8.2f} {ax[2]:>8.2f}"
+                f" {ox[0]:>11.2f} {ox[1]:>8.2f} {ox[2]:>8.2f} {ratio:>9.2f} {verdict:>7}")
+        for name in {n for n, _ in results}:
+            if (name, 1) in results and (name, 2) in results:
+                s = results[(name, 1)][0][0] / results[(name, 2)][0][0]
+                log(f"{name}: Axle 1-thread / 2-thread = {s:.2f}"
+                    + ("  (target >= 1.85)" if name == "resnet50" else ""))
+        log("(latencies in ms)")
+
+    if a.layers:
+        exe = build_layer_profiler(build, out_dir)
+        for name in a.models.split(","):
+            trace = os.path.join(out_dir, f"{name}.trace.json")
+            subprocess.run([exe, paths[name], trace, "--threads", str(threads[0]),
+                            "--runs", "10"], check=True)
+            log(f"\n== per-layer profile: {name}, {threads[0]} thread(s)")
+            subprocess.run([sys.executable, os.path.join(HERE, "layers.py"), paths[name], trace,
+                            "--top", "12"], check=True)
+
+    if not a.no_sgemm:
+        exe = build_sgemm(build, out_dir)
+        if exe:
+            log("")
+            subprocess.run([exe, "--rounds", str(a.sgemm_rounds)], check=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,264 @@
+/* Prepared convolution: planning, weight packing and the run, on top of the
+ * blocked GEMM (pointwise and im2col algorithms) and the depthwise plane
+ * kernels. See axle_kernels.h for the algorithms and when each is chosen. */
+#include <math.h>
+#include <string.h>
+
+#include "axle_kernels.h"
+#include "gemm_internal.h"
+
+
+static int64_t volume(const int64_t* d) { return d[0] * d[1] * d[2]; }
+
+static int is_pointwise(const axle_f32_conv_params_t* p) {
+  for (int d = 0; d < AXLE_KERNEL_MAX_SPATIAL; ++d)
+    if (p->kernel[d] != 1 || p->stride[d] != 1 || p->pad[d] != 0 || p->in[d] != p->out[d])
+      return 0;
+  return 1;
+}
+
+void axle_f32_conv_plan(const axle_f32_conv_params_t* p, axle_f32_conv_plan_t* plan) {
+  memset(plan, 0, sizeof *plan);
+  plan->p = *p;
+  const int64_t cg = p->in_channels / p->groups;
+  plan->m = (size_t)(p->out_channels / p->groups);
+  plan->n = (size_t)volume(p->out);
+  plan->k = (size_t)(cg * volume(p->kernel));
+  if (cg == 1 && p->groups > 1) {
+    plan->algo = AXLE_F32_CONV_DEPTHWISE;
+    plan->group_floats = plan->m * plan->k;
+    return;
+  }
+  if (axle_kernels_isa() >= AXLE_ISA_AVX2_FMA && axle_f32_conv_winograd_supports(p)) {
+    plan->algo = AXLE_F32_CONV_WINOGRAD;
+    plan->group_floats = axle_f32_conv_winograd_packed_size(p);
+    return;
+  }
+  plan->algo = is_pointwise(p) ? AXLE_F32_CONV_GEMM : AXLE_F32_CONV_IM2COL;
+  plan->transposed = axle_f32_gemm_prefers_transposed(plan->m, plan->n);
+  plan->group_floats = plan->transposed ? axle_f32_gemm_packed_b_size(plan->k, plan->m)
+                                        : axle_f32_gemm_packed_a_size(plan->m, plan->k);
+}
+
+size_t axle_f32_conv_packed_size(const axle_f32_conv_plan_t* plan) {
+  return plan->group_floats * (size_t)plan->p.groups;
+}
+
+void axle_f32_conv_pack(const axle_f32_conv_plan_t* plan, const float* w, float* packed) {
+  const size_t m = plan->m, k = plan->k;
+  if (plan->algo == AXLE_F32_CONV_WINOGRAD) {
+    axle_f32_conv_winograd_pack(&plan->p, w, packed);
+    return;
+  }
+  for (int64_t g = 0; g < plan->p.groups; ++g) {
+    const float* wg = w + (size_t)g * m * k;
+    float* dst = packed + (size_t)g * plan->group_floats;
+    if (plan->algo == AXLE_F32_CONV_DEPTHWISE)
+      memcpy(dst, wg, m * k * sizeof(float));
+    else if (plan->transposed)
+      axle_f32_gemm_pack_b(k, m, wg, 1, k, dst); /* B = W^T */
+    else
+      axle_f32_gemm_pack_a(m, k, 1.0f, wg, k, 1, dst);
+  }
+}
+
+/* The GEMM one (image, group) runs, without its per-call pointers. */
+static void group_gemm(const axle_f32_conv_plan_t* plan, axle_f32_gemm_t* g) {
+  memset(g, 0, sizeof *g);
+  g->alpha = 1.0f;
+  g->k = plan->k;
+  g->ldc = plan->n;
+  if (plan->transposed) {
+    g->m = plan->n;
+    g->n = plan->m;
+    g->c_transposed = 1;
+  } else {
+    g->m = plan->m;
+    g->n = plan->n;
+  }
+}
+
+typedef struct im2col_ctx_t {
+  const axle_f32_conv_params_t* p;
+  const float* x_group;
+} im2col_ctx_t;
+
+static void im2col_gen(const void* ctx, size_t k0, size_t kc, size_t c0, size_t cols,
+                       float* dst) {
+  const im2col_ctx_t* c = ctx;
+  axle_f32_im2col_block(c->p, c->x_group, k0, kc, c0, cols, dst);
+}
+
+/* Fills the input operand of g for one image and group (data or generator)
+ * and its packed weights. */
+static void bind_operands(const axle_f32_conv_plan_t* plan, axle_f32_gemm_t* g,
+                          const float* x_group, const float* w_packed, im2col_ctx_t* ctx) {
+  axle_f32_gemm_operand_t* in = plan->transposed ? &g->a : &g->b;
+  axle_f32_gemm_operand_t* w = plan->transposed ? &g->b : &g->a;
+  w->packed = w_packed;
+  if (plan->algo == AXLE_F32_CONV_GEMM) {
+    /* X is [cg, pixels]: B(p, j) = x[p * n + j]; A = X^T: A(i, p) = x[p * n + i]. */
+    in->data = x_group;
+    in->rs = plan->transposed ? 1 : plan->n;
+    in->cs = plan->transposed ? plan->n : 1;
+  } else {
+    ctx->x_group = x_group;
+    in->gen = im2col_gen;
+    in->gen_ctx = ctx;
+  }
+}
+
+/* ---- depthwise ---------------------------------------------------------- */
+
+typedef struct dw_run_t {
+  const axle_f32_conv_plan_t* plan;
+  const float* x;
+  const float* w;
+  const axle_f32_epilogue_t* ep;
+  float* y;
+  float* tmp;
+  size_t tmp_floats;  /* per worker */
+  size_t planes, planes_per_task;
+  int avx2;
+} dw_run_t;
+
+static void dw_task(void* arg, size_t task, uint32_t thread) {
+  const dw_run_t* r = arg;
+  const axle_f32_conv_params_t* p = &r->plan->p;
+  const size_t in_vol = (size_t)volume(p->in), out_vol = (size_t)volume(p->out);
+  const size_t mult = r->plan->m, ksize = r->plan->k;
+  float* tmp = r->tmp + (size_t)thread * r->tmp_floats;
+  size_t end = (task + 1) * r->planes_per_task;
+  if (end > r->planes) end = r->planes;
+  for (size_t plane = task * r->planes_per_task; plane < end; ++plane) {
+    const size_t oc = plane % (size_t)p->out_channels, n = plane / (size_t)p->out_channels;
+    const size_t ic = oc / mult;
+    const float* xp = r->x + (n * (size_t)p->in_channels + ic) * in_vol;
+    const float* res = r->ep->residual ? r->ep->residual + plane * out_vol : NULL;
+    const float b = r->ep->bias ? r->ep->bias[oc] : 0.0f;
+    if (r->avx2)
+      axle_f32_dwconv_plane_3x3__avx2_fma(p, xp, r->w + oc * ksize, b, res, r->ep,
+                                          r->y + plane * out_vol, tmp);
+    else
+      axle_f32_dwconv_plane__scalar(p, xp, r->w + oc * ksize, b, res, r->ep,
+                                    r->y + plane * out_vol, tmp);
+  }
+}
+
+static size_t dw_tmp_floats(const axle_f32_conv_plan_t* plan) {
+  return (axle_f32_dwconv_tmp_size(&plan->p) + 15) / 16 * 16;
+}
+
+/* ---- entry points ------------------------------------------------------- */
+
+size_t axle_f32_conv_scratch_size(const axle_f32_conv_plan_t* plan, uint32_t threads) {
+  if (threads < 1) threads = 1;
+  if (plan->algo == AXLE_F32_CONV_DEPTHWISE)
+    return dw_tmp_floats(plan) * threads * sizeof(float);
+  if (plan->algo == AXLE_F32_CONV_WINOGRAD)
+    return axle_f32_conv_winograd_scratch_size(&plan->p, threads);
+  axle_f32_gemm_t g;
+  group_gemm(plan, &g);
+  im2col_ctx_t ctx = {&plan->p, NULL};
+  /* Any non-NULL pointer: only the operand kinds matter for the size. */
+  bind_operands(plan, &g, (const float*)plan, (const float*)plan, &ctx);
+  return axle_f32_gemm_scratch_size(&g, threads);
+}
+
+void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float* packed,
+                   const axle_f32_epilogue_t* ep, float* y, void* scratch,
+                   const axle_parallel_t* par) {
+  const axle_f32_conv_params_t* p = &plan->p;
+  axle_f32_epilogue_t none;
+  if (!ep) {
+    axle_f32_epilogue_init(&none);
+    ep = &none;
+  }
+  if (plan->algo == AXLE_F32_CONV_DEPTHWISE) {
+    const uint32_t threads = axle_parallel_threads(par);
+    dw_run_t r = {plan, x, packed, ep, y, scratch, dw_tmp_floats(plan), 0, 1, 0};
+    r.planes = (size_t)(p->batch * p->out_channels);
+    /* About 8 tasks per thread: planes differ little in cost, and fewer
+     * tasks would leave a thread idle when the other is preempted. */
+    const size_t tasks = threads > 1 ? (size_t)threads * 8 : 1;
+    r.planes_per_task = (r.planes + tasks - 1) / tasks;
+    if (r.planes_per_task == 0) r.planes_per_task = 1;
+    r.avx2 = axle_kernels_isa() >= AXLE_ISA_AVX2_FMA && axle_f32_dwconv_3x3__avx2_fma_supports(p);
+    axle_parallel_run(par, (r.planes + r.planes_per_task - 1) / r.planes_per_task, dw_task, &r);
+    return;
+  }
+  if (plan->algo == AXLE_F32_CONV_WINOGRAD) {
+    axle_f32_conv_winograd__avx2_fma(p, x, packed, ep, y, scratch, par);
+    return;
+  }
+  const size_t in_vol = (size_t)volume(p->in), out_vol = plan->n;
+  const size_t cg = (size_t)(p->in_channels / p->groups);
+  for (int64_t n = 0; n < p->batch; ++n) {
+    for (int64_t gi = 0; gi < p->groups; ++gi) {
+      axle_f32_gemm_t g;
+      group_gemm(plan, &g);
+      im2col_ctx_t ctx = {p, NULL};
+      const size_t first_out = (size_t)(n * p->out_channels + gi * (int64_t)plan->m);
+      bind_operands(plan, &g, x + ((size_t)n * (size_t)p->in_channels + (size_t)gi * cg) * in_vol,
+                    packed + (size_t)gi * plan->group_floats, &ctx);
+      g.c = y + first_out * out_vol;
+      axle_f32_epilogue_t gep = *ep;
+      if (gep.bias) gep.bias += (size_t)gi * plan->m;
+      if (gep.residual) gep.residual += first_out * out_vol;
+      gep.ldr = out_vol;
+      g.ep = &gep;
+      axle_f32_gemm(&g, scratch, par);
+    }
+  }
+}
+
+/* ---- im2col blocks ------------------------------------------------------- */
+
+void axle_f32_im2col_block(const axle_f32_conv_params_t* p, const float* x_group, size_t k0,
+                           size_t kc, size_t n0, size_t nc, float* dst) {
+  const int64_t in_vol = volume(p->in);
+  const int64_t kvol = volume(p->kernel);
+  const int64_t out1 = p->out[1], out2 = p->out[2];
+  for (size_t kk = 0; kk < kc; ++kk) {
+    const int64_t k = (int64_t)(k0 + kk);
+    const int64_t c = k / kvol, tap = k % kvol;
+    const int64_t t0 = tap / (p->kernel[1] * p->kernel[2]);
+    const int64_t t1 = tap / p->kernel[2] % p->kernel[1];
+    const int64_t t2 = tap % p->kernel[2];
+    const float* xc = x_group + c * in_vol;
+    /* Output columns o2 whose tap lands inside the row: [lo, hi). */
+    const int64_t start2 = t2 * p->dilation[2] - p->pad[2], s2 = p->stride[2];
+    int64_t lo = start2 >= 0 ? 0 : (-start2 + s2 - 1) / s2;
+    int64_t hi = start2 > p->in[2] - 1 ? 0 : (p->in[2] - 1 - start2) / s2 + 1;
+    if (hi > out2) hi = out2;
+    if (lo > hi) lo = hi;
+    float* d = dst + kk * nc;
+    int64_t pix = (int64_t)n0;
+    int64_t left = (int64_t)nc;
+    int64_t o2 = pix % out2, row = pix / out2;
+    while (left > 0) {
+      const int64_t run = out2 - o2 < left ? out2 - o2 : left;
+      const int64_t o1 = row % out1, o0 = row / out1;
+      const int64_t i0 = o0 * p->stride[0] - p->pad[0] + t0 * p->dilation[0];
+      const int64_t i1 = o1 * p->stride[1] - p->pad[1] + t1 * p->dilation[1];
+      if (i0 < 0 || i0 >= p->in[0] || i1 < 0 || i1 >= p->in[1]) {
+        for (int64_t j = 0; j < run; ++j) d[j] = 0.0f;
+      } else {
+        const float* xrow = xc + (i0 * p->in[1] + i1) * p->in[2] + start2;
+        const int64_t a = lo > o2 ? lo : o2, b = hi < o2 + run ? hi : o2 + run;
+        int64_t j = o2;
+        for (; j < a; ++j) d[j - o2] = 0.0f;
+        if (s2 == 1) {
+          for (; j < b; ++j) d[j - o2] = xrow[j];
+        } else {
+          for (; j < b; ++j) d[j - o2] = xrow[j * s2];
+        }
+        for (; j < o2 + run; ++j) d[j - o2] = 0.0f;
+      }
+      d += run;
+      left -= run;
+      o2 = 0;
+      ++row;
+    }
+  }
+}

@@ -1,0 +1,401 @@
+/* Winograd F(2x2, 3x3) convolution with AVX2/FMA.
+ *
+ * Each 2x2 block of outputs ("tile") is computed from the 4x4 input window
+ * under it as Y = A^T [ (G g G^T) . (B^T d B) ] A: the 16 products of one
+ * tile become 16 GEMMs over all tiles, U_e [out x in] times V_e [in x tiles],
+ * with 16 multiplies per tile and channel pair instead of 36 (2.25x fewer).
+ * F(2x2) keeps the transforms to additions only (and halves in G), so the
+ * results stay as accurate as the direct convolution's; the larger F(4x4)
+ * tiles would save more but lose digits ONNX Runtime's agreement test sees.
+ *
+ * U (the weights) is transformed and packed once. The input transform
+ * reads 4 padded input rows per tile row and writes V for 8 tiles per vector
+ * (stride-2 deinterleaving: neighbouring tiles start 2 columns apart); the
+ * output transform applies the fused epilogue while scattering 2x2 tiles
+ * back into NCHW. Two schedules:
+ *  - blocked (large maps): blocks of whole tile rows, one block per task,
+ *    V and M sized to stay near L2, the 16 GEMMs serial inside the task;
+ *    every block streams all of U, which is cheap next to its tiles.
+ *  - whole image (small maps, where V and M of all tiles fit L3): each phase
+ *    is parallel on its own (transform over channels, each GEMM inside),
+ *    so U, which is then the bigger operand (16 x 512 x 512 floats on a
+ *    7x7 map), is read once rather than once per block.
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include "axle_kernels.h"
+#include "gemm_internal.h"
+
+#define AXLE_AVX2 __attribute__((target("avx2,fma")))
+
+/* The transformed weights are 16/9 of the originals: beyond 512 channels
+ * (2 x 16 MiB per layer) streaming them costs more than the multiplies
+ * saved, and below 7x7 outputs there are too few tiles to fill a panel. */
+#define WINO_MAX_CHANNELS 512
+/* V and M of one block (16 x (in + out) x tiles floats). */
+#define WINO_BLOCK_BYTES (1u << 20)
+/* V and M of a whole image at most this: the whole-image schedule. */
+#define WINO_IMAGE_BYTES (4u << 20)
+
+typedef struct wino_geom_t {
+  size_t c, m;         /* input, output channels */
+  size_t th, tw;       /* tile rows, tiles per row */
+  size_t rows;         /* tile rows per block */
+  size_t blocks;       /* per image */
+  size_t tb, ld;       /* tiles per block; row stride of V and M (room for 8-lane spill) */
+  size_t groups;       /* 8-tile groups per tile row */
+  size_t cols;         /* padded input row width */
+  int whole;           /* whole-image schedule (one block, shared V and M) */
+  size_t v_floats, m_floats, row_floats, gemm_floats, worker_floats;
+  size_t scratch_floats;
+} wino_geom_t;
+
+static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+static size_t round_up(size_t a, size_t b) { return div_up(a, b) * b; }
+
+int axle_f32_conv_winograd_supports(const axle_f32_conv_params_t* p) {
+  return p->groups == 1 && p->in[0] == 1 && p->out[0] == 1 && p->kernel[0] == 1 &&
+         p->kernel[1] == 3 && p->kernel[2] == 3 && p->stride[1] == 1 && p->stride[2] == 1 &&
+         p->dilation[1] == 1 && p->dilation[2] == 1 && p->in_channels <= WINO_MAX_CHANNELS &&
+         p->out_channels <= WINO_MAX_CHANNELS && p->out[1] >= 7 && p->out[2] >= 7;
+}
+
+static void gemm_for_block(const wino_geom_t* g, axle_f32_gemm_t* gm) {
+  memset(gm, 0, sizeof *gm);
+  gm->m = g->m;
+  gm->n = g->tb;
+  gm->k = g->c;
+  gm->alpha = 1.0f;
+  gm->a.packed = (const float*)g; /* any non-NULL: only the kinds matter here */
+  gm->b.data = (const float*)g;
+  gm->b.rs = g->ld;
+  gm->b.cs = 1;
+  gm->ldc = g->ld;
+}
+
+static void geometry(const axle_f32_conv_params_t* p, uint32_t threads, wino_geom_t* g) {
+  memset(g, 0, sizeof *g);
+  if (threads < 1) threads = 1;
+  g->c = (size_t)p->in_channels;
+  g->m = (size_t)p->out_channels;
+  g->th = div_up((size_t)p->out[1], 2);
+  g->tw = div_up((size_t)p->out[2], 2);
+  g->groups = div_up(g->tw, 8);
+  g->cols = g->groups * 16 + 2 + 16;
+  g->whole = 16 * sizeof(float) * (g->c + g->m) * g->th * g->tw <= WINO_IMAGE_BYTES;
+  if (g->whole) {
+    g->rows = g->th;
+  } else {
+    size_t cap = WINO_BLOCK_BYTES / (16 * sizeof(float) * (g->c + g->m)) / g->tw;
+    if (cap < 1) cap = 1;
+    if (cap > g->th) cap = g->th;
+    /* Tile rows per block: full 16-tile GEMM panels and an even split over
+     * the threads, favouring bigger blocks on a tie. */
+    double best = -1.0;
+    for (size_t r = 1; r <= cap; ++r) {
+      const size_t tb = r * g->tw, blocks = div_up(g->th, r);
+      const double use = (double)tb / (double)round_up(tb, 16);
+      const double balance = (double)blocks / (double)round_up(blocks, threads);
+      if (use * balance >= best) {
+        best = use * balance;
+        g->rows = r;
+      }
+    }
+  }
+  g->blocks = div_up(g->th, g->rows);
+  g->tb = g->rows * g->tw;
+  g->ld = round_up(g->tb + 8, 16);
+  g->v_floats = 16 * g->c * g->ld;
+  g->m_floats = 16 * g->m * g->ld;
+  g->row_floats = round_up(4 * g->cols, 16);
+  axle_f32_gemm_t gm;
+  gemm_for_block(g, &gm);
+  if (g->whole) {
+    /* Shared V, M and GEMM scratch (the GEMMs run on all threads), a row
+     * buffer per worker. */
+    g->gemm_floats = round_up(axle_f32_gemm_scratch_size(&gm, threads) / sizeof(float) + 1, 16);
+    g->scratch_floats = g->v_floats + g->m_floats + g->gemm_floats + g->row_floats * threads;
+  } else {
+    g->gemm_floats = round_up(axle_f32_gemm_scratch_size(&gm, 1) / sizeof(float) + 1, 16);
+    g->worker_floats = g->v_floats + g->m_floats + g->row_floats + g->gemm_floats;
+    g->scratch_floats = g->worker_floats * threads;
+  }
+}
+
+size_t axle_f32_conv_winograd_packed_size(const axle_f32_conv_params_t* p) {
+  return 16 * axle_f32_gemm_packed_a_size((size_t)p->out_channels, (size_t)p->in_channels);
+}
+
+size_t axle_f32_conv_winograd_scratch_size(const axle_f32_conv_params_t* p, uint32_t threads) {
+  wino_geom_t g;
+  geometry(p, threads, &g);
+  return g.scratch_floats * sizeof(float);
+}
+
+void axle_f32_conv_winograd_pack(const axle_f32_conv_params_t* p, const float* w,
+                                 float* packed) {
+  const size_t m = (size_t)p->out_channels, c = (size_t)p->in_channels;
+  const size_t one = axle_f32_gemm_packed_a_size(m, c);
+  memset(packed, 0, 16 * one * sizeof(float)); /* the panels' padding rows */
+  for (size_t o = 0; o < m; ++o) {
+    for (size_t i = 0; i < c; ++i) {
+      /* U = G g G^T in double, G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1]. */
+      const float* k = w + (o * c + i) * 9;
+      double gg[4][3], u[4][4];
+      for (int col = 0; col < 3; ++col) {
+        gg[0][col] = k[col];
+        gg[1][col] = 0.5 * ((double)k[col] + k[3 + col] + k[6 + col]);
+        gg[2][col] = 0.5 * ((double)k[col] - k[3 + col] + k[6 + col]);
+        gg[3][col] = k[6 + col];
+      }
+      for (int r = 0; r < 4; ++r) {
+        u[r][0] = gg[r][0];
+        u[r][1] = 0.5 * (gg[r][0] + gg[r][1] + gg[r][2]);
+        u[r][2] = 0.5 * (gg[r][0] - gg[r][1] + gg[r][2]);
+        u[r][3] = gg[r][2];
+      }
+      const size_t at = axle_f32_gemm_packed_a_index(m, c, o, i);
+      for (size_t e = 0; e < 16; ++e) packed[e * one + at] = (float)u[e / 4][e % 4];
+    }
+  }
+}
+
+typedef struct wino_run_t {
+  const axle_f32_conv_params_t* p;
+  const wino_geom_t* g;
+  const float* x;
+  const float* u;   /* 16 packed U_e */
+  size_t u_stride;  /* floats per U_e */
+  const axle_f32_epilogue_t* ep;
+  float* y;
+  float* scratch;
+} wino_run_t;
+
+/* Even / odd floats of the 16 starting at x, in order. */
+AXLE_AVX2 static inline __m256 even16(const float* x) {
+  const __m256 t = _mm256_shuffle_ps(_mm256_loadu_ps(x), _mm256_loadu_ps(x + 8), 0x88);
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
+}
+AXLE_AVX2 static inline __m256 odd16(const float* x) {
+  const __m256 t = _mm256_shuffle_ps(_mm256_loadu_ps(x), _mm256_loadu_ps(x + 8), 0xDD);
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
+}
+
+/* V for channel c of the block's tile rows [ty0, ty0 + rows): 16 rows of
+ * V (one per element e, stride c_count * ld), 8 tiles per vector. */
+AXLE_AVX2 static void input_transform(const wino_run_t* r, const float* xc, size_t ty0,
+                                      size_t rows, float* v, float* buf) {
+  const axle_f32_conv_params_t* p = r->p;
+  const wino_geom_t* g = r->g;
+  const int64_t ih = p->in[1], iw = p->in[2], pt = p->pad[1], pl = p->pad[2];
+  const size_t e_stride = g->c * g->ld;
+  const int64_t cols = (int64_t)g->cols;
+  for (size_t rl = 0; rl < rows; ++rl) {
+    const int64_t ty = (int64_t)(ty0 + rl);
+    /* Buffer row q, column j holds input (2 ty - pt + q, j - pl), or 0. */
+    for (int64_t q = 0; q < 4; ++q) {
+      float* d = buf + q * cols;
+      const int64_t iy = 2 * ty - pt + q;
+      memset(d, 0, (size_t)cols * sizeof(float));
+      if (iy < 0 || iy >= ih) continue;
+      const int64_t c0 = pl, x0 = c0 < 0 ? -c0 : 0;
+      int64_t n = iw - x0;
+      if (n > cols - (c0 + x0)) n = cols - (c0 + x0);
+      if (n > 0) memcpy(d + c0 + x0, xc + iy * iw + x0, (size_t)n * sizeof(float));
+    }
+    const float* b0 = buf;
+    const float* b1 = buf + cols;
+    const float* b2 = buf + 2 * cols;
+    const float* b3 = buf + 3 * cols;
+    for (size_t gi = 0; gi < g->groups; ++gi) {
+      const size_t o = gi * 16; /* tile tx starts at buffer column 2 tx */
+      __m256 d[4][4];
+      const float* rowp[4] = {b0 + o, b1 + o, b2 + o, b3 + o};
+      for (int q = 0; q < 4; ++q) {
+        d[q][0] = even16(rowp[q]);
+        d[q][1] = odd16(rowp[q]);
+        d[q][2] = even16(rowp[q] + 2);
+        d[q][3] = odd16(rowp[q] + 2);
+      }
+      /* W = B^T d (over rows), then V = W B (over columns). */
+      __m256 w[4][4];
+      for (int j = 0; j < 4; ++j) {
+        w[0][j] = _mm256_sub_ps(d[0][j], d[2][j]);
+        w[1][j] = _mm256_add_ps(d[1][j], d[2][j]);
+        w[2][j] = _mm256_sub_ps(d[2][j], d[1][j]);
+        w[3][j] = _mm256_sub_ps(d[1][j], d[3][j]);
+      }
+      float* dst = v + rl * g->tw + gi * 8;
+      for (int i = 0; i < 4; ++i) {
+        _mm256_storeu_ps(dst + (size_t)(4 * i + 0) * e_stride, _mm256_sub_ps(w[i][0], w[i][2]));
+        _mm256_storeu_ps(dst + (size_t)(4 * i + 1) * e_stride, _mm256_add_ps(w[i][1], w[i][2]));
+        _mm256_storeu_ps(dst + (size_t)(4 * i + 2) * e_stride, _mm256_sub_ps(w[i][2], w[i][1]));
+        _mm256_storeu_ps(dst + (size_t)(4 * i + 3) * e_stride, _mm256_sub_ps(w[i][1], w[i][3]));
+      }
+    }
+  }
+}
+
+/* Stores 16 consecutive outputs of one row with the epilogue; n < 16 at the
+ * right edge goes through a spill so nothing past the row is touched. */
+AXLE_AVX2 static void store16(float* yrow, const float* res, __m256 lo, __m256 hi, size_t n,
+                              float bias, const axle_f32_epilogue_t* ep) {
+  if (n == 16) {
+    const __m256 vb = _mm256_set1_ps(bias);
+    lo = _mm256_add_ps(lo, vb);
+    hi = _mm256_add_ps(hi, vb);
+    if (res) {
+      lo = _mm256_add_ps(lo, _mm256_loadu_ps(res));
+      hi = _mm256_add_ps(hi, _mm256_loadu_ps(res + 8));
+    }
+    const __m256 vlo = _mm256_set1_ps(ep->min), vhi = _mm256_set1_ps(ep->max);
+    lo = _mm256_min_ps(vhi, _mm256_max_ps(vlo, lo));
+    hi = _mm256_min_ps(vhi, _mm256_max_ps(vlo, hi));
+    if (ep->leaky) {
+      const __m256 a = _mm256_set1_ps(ep->leaky_alpha);
+      lo = _mm256_blendv_ps(lo, _mm256_mul_ps(lo, a), lo);
+      hi = _mm256_blendv_ps(hi, _mm256_mul_ps(hi, a), hi);
+    }
+    _mm256_storeu_ps(yrow, lo);
+    _mm256_storeu_ps(yrow + 8, hi);
+    return;
+  }
+  float t[16] __attribute__((aligned(32)));
+  _mm256_store_ps(t, lo);
+  _mm256_store_ps(t + 8, hi);
+  for (size_t j = 0; j < n; ++j) {
+    float v = t[j] + bias;
+    if (res) v += res[j];
+    if (v < ep->min) v = ep->min;
+    if (v > ep->max) v = ep->max;
+    if (ep->leaky && v < 0.0f) v *= ep->leaky_alpha;
+    yrow[j] = v;
+  }
+}
+
+/* Y = A^T M A for output channel o of the block, written into y_plane. */
+AXLE_AVX2 static void output_transform(const wino_run_t* r, const float* mbuf, size_t o,
+                                       size_t ty0, size_t rows, float* y_plane,
+                                       const float* res_plane) {
+  const wino_geom_t* g = r->g;
+  const size_t oh = (size_t)r->p->out[1], ow = (size_t)r->p->out[2];
+  const size_t e_stride = g->m * g->ld;
+  const float bias = r->ep->bias ? r->ep->bias[o] : 0.0f;
+  const float* mo = mbuf + o * g->ld;
+  for (size_t rl = 0; rl < rows; ++rl) {
+    const size_t oy = 2 * (ty0 + rl);
+    for (size_t gi = 0; gi < g->groups; ++gi) {
+      const float* src = mo + rl * g->tw + gi * 8;
+      __m256 q[2][4];
+      for (int j = 0; j < 4; ++j) {
+        const __m256 m0 = _mm256_loadu_ps(src + (size_t)(0 + j) * e_stride);
+        const __m256 m1 = _mm256_loadu_ps(src + (size_t)(4 + j) * e_stride);
+        const __m256 m2 = _mm256_loadu_ps(src + (size_t)(8 + j) * e_stride);
+        const __m256 m3 = _mm256_loadu_ps(src + (size_t)(12 + j) * e_stride);
+        q[0][j] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
+        q[1][j] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
+      }
+      const size_t x0 = gi * 16, n = ow - x0 < 16 ? ow - x0 : 16;
+      for (size_t i = 0; i < 2 && oy + i < oh; ++i) {
+        const __m256 even = _mm256_add_ps(_mm256_add_ps(q[i][0], q[i][1]), q[i][2]);
+        const __m256 odd = _mm256_sub_ps(_mm256_sub_ps(q[i][1], q[i][2]), q[i][3]);
+        /* Tile outputs (2 tx, 2 tx + 1) interleave into one row. */
+        const __m256 lo = _mm256_unpacklo_ps(even, odd), hi = _mm256_unpackhi_ps(even, odd);
+        const size_t at = (oy + i) * ow + x0;
+        store16(y_plane + at, res_plane ? res_plane + at : NULL,
+                _mm256_permute2f128_ps(lo, hi, 0x20), _mm256_permute2f128_ps(lo, hi, 0x31), n,
+                bias, r->ep);
+      }
+    }
+  }
+}
+
+AXLE_AVX2 static void wino_task(void* arg, size_t task, uint32_t thread) {
+  const wino_run_t* r = arg;
+  const axle_f32_conv_params_t* p = r->p;
+  const wino_geom_t* g = r->g;
+  const size_t image = task / g->blocks, blk = task % g->blocks;
+  const size_t ty0 = blk * g->rows;
+  const size_t rows = g->th - ty0 < g->rows ? g->th - ty0 : g->rows;
+  float* v = r->scratch + (size_t)thread * g->worker_floats;
+  float* mbuf = v + g->v_floats;
+  float* buf = mbuf + g->m_floats;
+  float* gemm_scratch = buf + g->row_floats;
+  const size_t in_vol = (size_t)(p->in[1] * p->in[2]), out_vol = (size_t)(p->out[1] * p->out[2]);
+  const float* x = r->x + image * g->c * in_vol;
+  for (size_t c = 0; c < g->c; ++c)
+    input_transform(r, x + c * in_vol, ty0, rows, v + c * g->ld, buf);
+  axle_f32_gemm_t gm;
+  gemm_for_block(g, &gm);
+  gm.n = rows * g->tw; /* a last, partial block: only the tiles it has */
+  for (size_t e = 0; e < 16; ++e) {
+    gm.a.packed = r->u + e * r->u_stride;
+    gm.b.data = v + e * g->c * g->ld;
+    gm.c = mbuf + e * g->m * g->ld;
+    axle_f32_gemm(&gm, gemm_scratch, NULL);
+  }
+  float* y = r->y + image * g->m * out_vol;
+  const float* res = r->ep->residual ? r->ep->residual + image * g->m * out_vol : NULL;
+  for (size_t o = 0; o < g->m; ++o)
+    output_transform(r, mbuf, o, ty0, rows, y + o * out_vol, res ? res + o * out_vol : NULL);
+}
+
+/* Whole-image schedule: phase tasks over channels. */
+typedef struct wino_phase_t {
+  const wino_run_t* r;
+  const float* x;      /* this image */
+  float* y;
+  const float* res;
+  float *v, *m, *bufs;
+} wino_phase_t;
+
+static void input_phase(void* arg, size_t c, uint32_t thread) {
+  const wino_phase_t* ph = arg;
+  const wino_geom_t* g = ph->r->g;
+  const size_t in_vol = (size_t)(ph->r->p->in[1] * ph->r->p->in[2]);
+  input_transform(ph->r, ph->x + c * in_vol, 0, g->th, ph->v + c * g->ld,
+                  ph->bufs + (size_t)thread * g->row_floats);
+}
+
+static void output_phase(void* arg, size_t o, uint32_t thread) {
+  (void)thread;
+  const wino_phase_t* ph = arg;
+  const size_t out_vol = (size_t)(ph->r->p->out[1] * ph->r->p->out[2]);
+  output_transform(ph->r, ph->m, o, 0, ph->r->g->th, ph->y + o * out_vol,
+                   ph->res ? ph->res + o * out_vol : NULL);
+}
+
+void axle_f32_conv_winograd__avx2_fma(const axle_f32_conv_params_t* p, const float* x,
+                                      const float* packed, const axle_f32_epilogue_t* ep,
+                                      float* y, void* scratch, const axle_parallel_t* par) {
+  wino_geom_t g;
+  geometry(p, axle_parallel_threads(par), &g);
+  wino_run_t r = {p, &g, x, packed,
+                  axle_f32_gemm_packed_a_size((size_t)p->out_channels, (size_t)p->in_channels),
+                  ep, y, scratch};
+  if (!g.whole) {
+    axle_parallel_run(par, (size_t)p->batch * g.blocks, wino_task, &r);
+    return;
+  }
+  const size_t in_vol = (size_t)(p->in[1] * p->in[2]), out_vol = (size_t)(p->out[1] * p->out[2]);
+  float* v = scratch;
+  float* m = v + g.v_floats;
+  float* gemm_scratch = m + g.m_floats;
+  axle_f32_gemm_t gm;
+  gemm_for_block(&g, &gm);
+  for (int64_t image = 0; image < p->batch; ++image) {
+    wino_phase_t ph = {&r, x + (size_t)image * g.c * in_vol, y + (size_t)image * g.m * out_vol,
+                       ep->residual ? ep->residual + (size_t)image * g.m * out_vol : NULL,
+                       v, m, gemm_scratch + g.gemm_floats};
+    axle_parallel_run(par, g.c, input_phase, &ph);
+    for (size_t e = 0; e < 16; ++e) {
+      gm.a.packed = packed + e * r.u_stride;
+      gm.b.data = v + e * g.c * g.ld;
+      gm.c = m + e * g.m * g.ld;
+      axle_f32_gemm(&gm, gemm_scratch, par);
+    }
+    axle_parallel_run(par, g.m, output_phase, &ph);
+  }
+}

@@ -1,0 +1,291 @@
+/* Blocked GEMM driver (BLIS loop order). Per task, a block of columns of C:
+ *
+ *   for each K block (kc)          B block kc x nc packed once   (L2/L3)
+ *     for each M block (mc)        A block mc x kc               (L2)
+ *       for each NR column panel   B panel kc x NR               (L1)
+ *         for each MR row panel    micro-kernel into C
+ *
+ * kc is chosen so that one B panel plus one A panel fit L1 (Zen 3: 32 KiB)
+ * and mc so that the A block fits L2 (512 KiB). Work is split over column
+ * chunks and/or row chunks (see plan_gemm). An operand that several tasks
+ * would each have to pack (A across column chunks, B across row chunks) is
+ * packed once instead, up front and in parallel, into shared scratch: an
+ * im2col-generated B costs far more to produce than to read. */
+#include <string.h>
+
+#include "axle_kernels.h"
+
+enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
+
+#ifndef GEMM_KC_MAX
+#define GEMM_KC_MAX 256  /* B panel 16 KiB + A panel 6 KiB in L1 */
+#endif
+#ifndef GEMM_MC_MAX
+#define GEMM_MC_MAX 144  /* A block 144 x 256 x 4 = 144 KiB in L2 */
+#endif
+#ifndef GEMM_NC_MAX
+#define GEMM_NC_MAX 1024 /* B block 256 x 1024 x 4 = 1 MiB in L3 */
+#endif
+#define GEMM_ALIGN_FLOATS 16 /* 64 bytes */
+
+axle_f32_gemm_ukernel_fn axle_f32_gemm_ukernel(void) {
+  return axle_kernels_isa() >= AXLE_ISA_AVX2_FMA ? axle_f32_gemm_6x16__avx2_fma
+                                                 : axle_f32_gemm_6x16__scalar;
+}
+
+/* Fraction of a tiled m x n product that is real work. */
+static double tile_use(size_t m, size_t n) {
+  return (double)m / (double)((m + MR - 1) / MR * MR) * (double)n /
+         (double)((n + NR - 1) / NR * NR);
+}
+
+int axle_f32_gemm_prefers_transposed(size_t m, size_t n) {
+  /* Transposed tiles store through shuffles (and a scalar path when
+   * narrow), so they must win clearly. */
+  return tile_use(n, m) > 1.08 * tile_use(m, n);
+}
+
+/* g computed as C^T = B^T A^T when that tiles better and both operands are
+ * still unpacked (a packed panel serves only its own side). Strided data
+ * swaps its strides; a generator already yields its operand K-major, which
+ * is what either side asks of it. */
+static const axle_f32_gemm_t* orient(const axle_f32_gemm_t* g, axle_f32_gemm_t* swapped) {
+  if (g->a.packed || g->b.packed || !axle_f32_gemm_prefers_transposed(g->m, g->n)) return g;
+  *swapped = *g;
+  swapped->m = g->n;
+  swapped->n = g->m;
+  swapped->a = g->b;
+  swapped->b = g->a;
+  swapped->a.rs = g->b.cs;
+  swapped->a.cs = g->b.rs;
+  swapped->b.rs = g->a.cs;
+  swapped->b.cs = g->a.rs;
+  swapped->c_transposed = !g->c_transposed;
+  return swapped;
+}
+
+typedef struct gemm_plan_t {
+  size_t kc, mc;
+  size_t n_panels, m_panels;
+  size_t n_chunks, m_chunks;  /* tasks = n_chunks * m_chunks */
+  size_t chunk_cols;          /* most columns one chunk holds (multiple of NR) */
+  int prepack_a, prepack_b;   /* packed once into the shared area */
+  size_t shared_a, shared_b;  /* floats of the shared packed A and B */
+  size_t prepack_cols;        /* columns per task of the B pre-pass */
+  size_t b_floats, a_floats, tmp_floats; /* per worker */
+  size_t worker_floats;
+} gemm_plan_t;
+
+static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+static size_t round_up(size_t a, size_t b) { return div_up(a, b) * b; }
+static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+
+size_t axle_f32_gemm_kc(size_t k) {
+  /* Equal blocks no larger than the cap: 300 is 2 x 150, not 256 + 44. */
+  return k ? div_up(k, div_up(k, GEMM_KC_MAX)) : 0;
+}
+
+static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* pl) {
+  memset(pl, 0, sizeof *pl);
+  if (threads < 1) threads = 1;
+  pl->kc = axle_f32_gemm_kc(g->k);
+  pl->mc = GEMM_MC_MAX;
+  pl->n_panels = div_up(g->n, NR);
+  pl->m_panels = div_up(g->m, MR);
+  /* Column chunks bound the B block. With threads, the work is cut into a
+   * couple of tasks per thread (so a worker slowed by another process does
+   * not hold the rest up) along the dimension that divides the larger
+   * operand: every column chunk streams all of A again, every row chunk
+   * packs all of B again, so the smaller one is the one to repeat. */
+  size_t n_chunks = div_up(pl->n_panels * NR, GEMM_NC_MAX);
+  size_t m_chunks = 1;
+  const size_t want = threads > 1 ? (size_t)threads * 2 : 1;
+  if (want > 1) {
+    if (g->m >= g->n) {
+      m_chunks = want < pl->m_panels ? want : pl->m_panels;
+    } else if (n_chunks < want) {
+      n_chunks = want;
+    }
+  }
+  if (n_chunks > pl->n_panels) n_chunks = pl->n_panels;
+  pl->n_chunks = n_chunks ? n_chunks : 1;
+  pl->m_chunks = m_chunks ? m_chunks : 1;
+  pl->chunk_cols = div_up(pl->n_panels, pl->n_chunks) * NR;
+  pl->prepack_a = !g->a.packed && pl->n_chunks > 1;
+  pl->prepack_b = !g->b.packed && pl->m_chunks > 1;
+  if (pl->prepack_a)
+    pl->shared_a = round_up(axle_f32_gemm_packed_a_size(g->m, g->k), GEMM_ALIGN_FLOATS);
+  if (pl->prepack_b)
+    pl->shared_b = round_up(axle_f32_gemm_packed_b_size(g->k, g->n), GEMM_ALIGN_FLOATS);
+  pl->prepack_cols = 16 * NR;
+  if (!g->b.packed && !pl->prepack_b)
+    pl->b_floats = round_up(pl->kc * pl->chunk_cols, GEMM_ALIGN_FLOATS);
+  if (!g->a.packed && !pl->prepack_a) pl->a_floats = round_up(pl->mc * pl->kc, GEMM_ALIGN_FLOATS);
+  /* Generated operands unfold into tmp before packing. */
+  size_t tmp = 0;
+  if (!g->a.packed && !g->a.data) tmp = max_size(tmp, pl->kc * pl->mc);
+  if (!g->b.packed && !g->b.data)
+    tmp = max_size(tmp, pl->kc * (pl->prepack_b ? pl->prepack_cols : pl->chunk_cols));
+  pl->tmp_floats = round_up(tmp, GEMM_ALIGN_FLOATS);
+  pl->worker_floats = pl->b_floats + pl->a_floats + pl->tmp_floats;
+}
+
+size_t axle_f32_gemm_scratch_size(const axle_f32_gemm_t* g, uint32_t threads) {
+  if (threads < 1) threads = 1;
+  axle_f32_gemm_t swapped;
+  g = orient(g, &swapped);
+  gemm_plan_t pl;
+  plan_gemm(g, threads, &pl);
+  return (pl.shared_a + pl.shared_b + pl.worker_floats * threads) * sizeof(float);
+}
+
+typedef struct gemm_run_t {
+  const axle_f32_gemm_t* g;
+  const gemm_plan_t* pl;
+  const axle_f32_epilogue_t* ep;
+  axle_f32_gemm_ukernel_fn ukernel;
+  float* shared_a; /* A packed by the pre-pass, or NULL */
+  float* shared_b; /* B packed by the pre-pass, or NULL */
+  float* workers;  /* worker_floats per worker */
+} gemm_run_t;
+
+/* First panel of chunk i of `chunks` over `panels` (balanced to +-1). */
+static size_t chunk_start(size_t i, size_t chunks, size_t panels) { return i * panels / chunks; }
+
+static float* worker_tmp(const gemm_run_t* r, uint32_t thread) {
+  return r->workers + (size_t)thread * r->pl->worker_floats + r->pl->b_floats + r->pl->a_floats;
+}
+
+/* A block of rows [i0, i0 + mc) and K [p0, p0 + kc), packed into dst. */
+static void pack_a_block(const gemm_run_t* r, size_t i0, size_t mc, size_t p0, size_t kc,
+                         float* tmp, float* dst) {
+  const axle_f32_gemm_t* g = r->g;
+  if (g->a.data) {
+    axle_f32_gemm_pack_a(mc, kc, g->alpha, g->a.data + i0 * g->a.rs + p0 * g->a.cs, g->a.rs,
+                         g->a.cs, dst);
+  } else {
+    /* Generated K-major: row i of A is column i of tmp. */
+    g->a.gen(g->a.gen_ctx, p0, kc, i0, mc, tmp);
+    axle_f32_gemm_pack_a(mc, kc, g->alpha, tmp, 1, mc, dst);
+  }
+}
+
+/* Columns [j0, j0 + nc) and K [p0, p0 + kc) of B, packed into dst. */
+static void pack_b_block(const gemm_run_t* r, size_t j0, size_t nc, size_t p0, size_t kc,
+                         float* tmp, float* dst) {
+  const axle_f32_gemm_t* g = r->g;
+  if (g->b.data) {
+    axle_f32_gemm_pack_b(kc, nc, g->b.data + p0 * g->b.rs + j0 * g->b.cs, g->b.rs, g->b.cs, dst);
+  } else {
+    g->b.gen(g->b.gen_ctx, p0, kc, j0, nc, tmp);
+    axle_f32_gemm_pack_b(kc, nc, tmp, nc, 1, dst);
+  }
+}
+
+/* Pre-pass tasks: one group of A rows (or B columns) over every K block,
+ * into the shared layout of a pre-packed operand. */
+static void prepack_a_task(void* arg, size_t task, uint32_t thread) {
+  const gemm_run_t* r = arg;
+  const axle_f32_gemm_t* g = r->g;
+  const size_t i0 = task * r->pl->mc, m_pad = r->pl->m_panels * MR;
+  const size_t mc = g->m - i0 < r->pl->mc ? g->m - i0 : r->pl->mc;
+  for (size_t p0 = 0; p0 < g->k; p0 += r->pl->kc) {
+    const size_t kc = g->k - p0 < r->pl->kc ? g->k - p0 : r->pl->kc;
+    pack_a_block(r, i0, mc, p0, kc, worker_tmp(r, thread), r->shared_a + p0 * m_pad + i0 * kc);
+  }
+}
+
+static void prepack_b_task(void* arg, size_t task, uint32_t thread) {
+  const gemm_run_t* r = arg;
+  const axle_f32_gemm_t* g = r->g;
+  const size_t j0 = task * r->pl->prepack_cols, n_pad = r->pl->n_panels * NR;
+  const size_t nc = g->n - j0 < r->pl->prepack_cols ? g->n - j0 : r->pl->prepack_cols;
+  for (size_t p0 = 0; p0 < g->k; p0 += r->pl->kc) {
+    const size_t kc = g->k - p0 < r->pl->kc ? g->k - p0 : r->pl->kc;
+    pack_b_block(r, j0, nc, p0, kc, worker_tmp(r, thread), r->shared_b + p0 * n_pad + j0 * kc);
+  }
+}
+
+static void gemm_task(void* arg, size_t task, uint32_t thread) {
+  const gemm_run_t* r = arg;
+  const axle_f32_gemm_t* g = r->g;
+  const gemm_plan_t* pl = r->pl;
+  const size_t nci = task % pl->n_chunks, mci = task / pl->n_chunks;
+  const size_t n0 = chunk_start(nci, pl->n_chunks, pl->n_panels) * NR;
+  size_t n1 = chunk_start(nci + 1, pl->n_chunks, pl->n_panels) * NR;
+  if (n1 > g->n) n1 = g->n;
+  const size_t m0 = chunk_start(mci, pl->m_chunks, pl->m_panels) * MR;
+  size_t m1 = chunk_start(mci + 1, pl->m_chunks, pl->m_panels) * MR;
+  if (m1 > g->m) m1 = g->m;
+  if (n0 >= n1 || m0 >= m1) return;
+
+  float* bbuf = r->workers + (size_t)thread * pl->worker_floats;
+  float* abuf = bbuf + pl->b_floats;
+  float* tmp = abuf + pl->a_floats;
+  const float* a_packed = r->shared_a ? r->shared_a : g->a.packed;
+  const float* b_packed = r->shared_b ? r->shared_b : g->b.packed;
+  const size_t k = g->k;
+  /* Where tile (i, j) starts in C as stored. */
+  const size_t c_rs = g->c_transposed ? 1 : g->ldc, c_cs = g->c_transposed ? g->ldc : 1;
+  const uint32_t store_t = g->c_transposed ? AXLE_F32_GEMM_STORE_T : 0u;
+  size_t p0 = 0;
+  do {
+    const size_t kc = k - p0 < pl->kc ? k - p0 : pl->kc;
+    uint32_t flags = store_t | ((p0 > 0 || g->accumulate) ? AXLE_F32_GEMM_ACCUMULATE : 0u);
+    if (p0 + kc >= k) flags |= AXLE_F32_GEMM_FINISH;
+
+    const float* bp;
+    size_t b_stride; /* floats between consecutive B panels */
+    if (b_packed) {
+      bp = b_packed + p0 * pl->n_panels * NR + (n0 / NR) * kc * NR;
+    } else {
+      pack_b_block(r, n0, n1 - n0, p0, kc, tmp, bbuf);
+      bp = bbuf;
+    }
+    b_stride = kc * NR;
+    for (size_t i0 = m0; i0 < m1; i0 += pl->mc) {
+      const size_t mc = m1 - i0 < pl->mc ? m1 - i0 : pl->mc;
+      const float* ap;
+      size_t a_stride;
+      if (a_packed) {
+        ap = a_packed + p0 * pl->m_panels * MR + (i0 / MR) * kc * MR;
+      } else {
+        pack_a_block(r, i0, mc, p0, kc, tmp, abuf);
+        ap = abuf;
+      }
+      a_stride = kc * MR;
+      for (size_t j = n0; j < n1; j += NR) {
+        const size_t nr = n1 - j < NR ? n1 - j : NR;
+        const float* bq = bp + (j - n0) / NR * b_stride;
+        for (size_t i = i0; i < i0 + mc; i += MR) {
+          const size_t mr = i0 + mc - i < MR ? i0 + mc - i : MR;
+          r->ukernel(mr, nr, kc, ap + (i - i0) / MR * a_stride, bq, g->c + i * c_rs + j * c_cs,
+                     g->ldc, flags, r->ep, i, j);
+        }
+      }
+    }
+    p0 += kc;
+  } while (p0 < k);
+}
+
+void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_t* par) {
+  if (g->m == 0 || g->n == 0) return;
+  axle_f32_gemm_t swapped;
+  g = orient(g, &swapped);
+  const uint32_t threads = axle_parallel_threads(par);
+  gemm_plan_t pl;
+  plan_gemm(g, threads, &pl);
+  axle_f32_epilogue_t none;
+  axle_f32_epilogue_init(&none);
+  float* shared = scratch;
+  gemm_run_t r = {g,
+                  &pl,
+                  g->ep ? g->ep : &none,
+                  axle_f32_gemm_ukernel(),
+                  pl.prepack_a ? shared : NULL,
+                  pl.prepack_b ? shared + pl.shared_a : NULL,
+                  shared + pl.shared_a + pl.shared_b};
+  if (pl.prepack_a) axle_parallel_run(par, div_up(g->m, pl.mc), prepack_a_task, &r);
+  if (pl.prepack_b) axle_parallel_run(par, div_up(g->n, pl.prepack_cols), prepack_b_task, &r);
+  axle_parallel_run(par, pl.n_chunks * pl.m_chunks, gemm_task, &r);
+}

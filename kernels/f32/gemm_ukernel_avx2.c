@@ -1,0 +1,227 @@
+/* The AVX2/FMA GEMM micro-kernel: a 6 x 16 tile held in 12 ymm accumulators.
+ * Per k step it loads two vectors of B and broadcasts one value of A per row,
+ * so 12 FMAs share 8 loads, which keeps Zen 3's two FMA pipes busy from L1.
+ *
+ * The body is specialised per number of live rows (1..6): a 1-row tile (a
+ * fully connected layer at batch 1) issues 2 FMAs per k step instead of 12,
+ * and edge rows are never computed. Full-width tiles store from registers
+ * with the epilogue applied there, row-major or transposed (C^T: 16 stored
+ * rows of `rows` floats, the 6 x 8 halves transposed in registers); only
+ * tiles narrower than 16 columns spill to the shared scalar store.
+ * Compiled for AVX2 per function; callers reach it only through dispatch. */
+#include <immintrin.h>
+#include <math.h>
+
+#include "gemm_internal.h"
+
+#define AXLE_AVX2 __attribute__((target("avx2,fma")))
+#define AXLE_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
+
+enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
+
+typedef struct ep_regs_t {
+  __m256 lo, hi, alpha;
+  int leaky;
+} ep_regs_t;
+
+AXLE_AVX2_INLINE __m256 activate(__m256 v, const ep_regs_t* e) {
+  /* max(lo, v) / min(hi, v) return v when v is NaN (second operand). */
+  v = _mm256_min_ps(e->hi, _mm256_max_ps(e->lo, v));
+  if (e->leaky) v = _mm256_blendv_ps(v, _mm256_mul_ps(v, e->alpha), v);
+  return v;
+}
+
+/* Row r of a full-width row-major tile: accumulate, epilogue, store. */
+AXLE_AVX2_INLINE void store_row(float* cr, __m256 v0, __m256 v1, uint32_t flags,
+                                const axle_f32_epilogue_t* ep, const ep_regs_t* e, size_t row,
+                                size_t col0) {
+  if (flags & AXLE_F32_GEMM_ACCUMULATE) {
+    v0 = _mm256_add_ps(v0, _mm256_loadu_ps(cr));
+    v1 = _mm256_add_ps(v1, _mm256_loadu_ps(cr + 8));
+  }
+  if (flags & AXLE_F32_GEMM_FINISH) {
+    if (ep->bias) {
+      const __m256 vb = _mm256_broadcast_ss(ep->bias + row);
+      v0 = _mm256_add_ps(v0, vb);
+      v1 = _mm256_add_ps(v1, vb);
+    }
+    if (ep->residual) {
+      const float* rr = ep->residual + row * ep->ldr + col0;
+      v0 = _mm256_add_ps(v0, _mm256_loadu_ps(rr));
+      v1 = _mm256_add_ps(v1, _mm256_loadu_ps(rr + 8));
+    }
+    v0 = activate(v0, e);
+    v1 = activate(v1, e);
+  }
+  _mm256_storeu_ps(cr, v0);
+  _mm256_storeu_ps(cr + 8, v1);
+}
+
+/* First `rows` (<= 6) floats of v at p, and the reverse. */
+AXLE_AVX2_INLINE void store_part(float* p, __m256 v, size_t rows) {
+  if (rows == 6) {
+    _mm_storeu_ps(p, _mm256_castps256_ps128(v));
+    _mm_storel_pi((__m64*)(p + 4), _mm256_extractf128_ps(v, 1));
+  } else {
+    float t[8] __attribute__((aligned(32)));
+    _mm256_store_ps(t, v);
+    for (size_t i = 0; i < rows; ++i) p[i] = t[i];
+  }
+}
+
+AXLE_AVX2_INLINE __m256 load_part(const float* p, size_t rows) {
+  if (rows == 6)
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p)),
+                                _mm_loadl_pi(_mm_setzero_ps(), (const __m64*)(p + 4)), 1);
+  float t[8] __attribute__((aligned(32))) = {0};
+  for (size_t i = 0; i < rows; ++i) t[i] = p[i];
+  return _mm256_load_ps(t);
+}
+
+/* One half (8 columns) of a transposed tile: column j of the six row
+ * vectors becomes stored row col0 + j, `rows` floats long. */
+AXLE_AVX2_INLINE void store_half_t(float* c, size_t ldc, size_t rows, __m256 r0, __m256 r1,
+                                   __m256 r2, __m256 r3, __m256 r4, __m256 r5, uint32_t flags,
+                                   const axle_f32_epilogue_t* ep, const ep_regs_t* e,
+                                   size_t row0, size_t col0) {
+  const __m256 z = _mm256_setzero_ps();
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, z, 0x44), u5 = _mm256_shuffle_ps(t4, z, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, z, 0x44), u7 = _mm256_shuffle_ps(t5, z, 0xEE);
+  __m256 col[8] = {
+      _mm256_permute2f128_ps(u0, u4, 0x20), _mm256_permute2f128_ps(u1, u5, 0x20),
+      _mm256_permute2f128_ps(u2, u6, 0x20), _mm256_permute2f128_ps(u3, u7, 0x20),
+      _mm256_permute2f128_ps(u0, u4, 0x31), _mm256_permute2f128_ps(u1, u5, 0x31),
+      _mm256_permute2f128_ps(u2, u6, 0x31), _mm256_permute2f128_ps(u3, u7, 0x31)};
+  for (size_t j = 0; j < 8; ++j) {
+    float* cr = c + j * ldc;
+    __m256 v = col[j];
+    if (flags & AXLE_F32_GEMM_ACCUMULATE) v = _mm256_add_ps(v, load_part(cr, rows));
+    if (flags & AXLE_F32_GEMM_FINISH) {
+      if (ep->bias) v = _mm256_add_ps(v, _mm256_broadcast_ss(ep->bias + col0 + j));
+      if (ep->residual)
+        v = _mm256_add_ps(v, load_part(ep->residual + (col0 + j) * ep->ldr + row0, rows));
+      v = activate(v, e);
+    }
+    store_part(cr, v, rows);
+  }
+}
+
+/* The tile for R live rows; R is a constant in every instantiation, so the
+ * unused accumulators and their FMAs vanish. */
+AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
+                           const float* b, float* c, size_t ldc, uint32_t flags,
+                           const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
+  const int transposed = (flags & AXLE_F32_GEMM_STORE_T) != 0;
+  if (!transposed) {
+    /* C is touched only after the K loop: start fetching its lines now so
+     * the stores (and the loads of ACCUMULATE) do not wait on L2/L3. */
+    for (size_t i = 0; i < R; ++i) {
+      _mm_prefetch((const char*)(c + i * ldc), _MM_HINT_T0);
+      _mm_prefetch((const char*)(c + i * ldc + nr - 1), _MM_HINT_T0);
+    }
+  }
+  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+  /* The driver's next B panel starts right after this one. When B is
+   * pre-packed weights streamed from memory (few-pixel layers), hardware
+   * prefetch restarts at every 4 KiB page; pulling the next panel into L2
+   * at the pace this one is consumed hides that. A prefetch past the end of
+   * the buffer is harmless (no fault). */
+  const size_t next_panel = kc * NR;
+#pragma GCC unroll 4
+  for (size_t p = 0; p < kc; ++p) {
+    _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
+    const __m256 b0 = _mm256_loadu_ps(b);
+    const __m256 b1 = _mm256_loadu_ps(b + 8);
+    __m256 av = _mm256_broadcast_ss(a);
+    c00 = _mm256_fmadd_ps(av, b0, c00);
+    c01 = _mm256_fmadd_ps(av, b1, c01);
+    if (R > 1) {
+      av = _mm256_broadcast_ss(a + 1);
+      c10 = _mm256_fmadd_ps(av, b0, c10);
+      c11 = _mm256_fmadd_ps(av, b1, c11);
+    }
+    if (R > 2) {
+      av = _mm256_broadcast_ss(a + 2);
+      c20 = _mm256_fmadd_ps(av, b0, c20);
+      c21 = _mm256_fmadd_ps(av, b1, c21);
+    }
+    if (R > 3) {
+      av = _mm256_broadcast_ss(a + 3);
+      c30 = _mm256_fmadd_ps(av, b0, c30);
+      c31 = _mm256_fmadd_ps(av, b1, c31);
+    }
+    if (R > 4) {
+      av = _mm256_broadcast_ss(a + 4);
+      c40 = _mm256_fmadd_ps(av, b0, c40);
+      c41 = _mm256_fmadd_ps(av, b1, c41);
+    }
+    if (R > 5) {
+      av = _mm256_broadcast_ss(a + 5);
+      c50 = _mm256_fmadd_ps(av, b0, c50);
+      c51 = _mm256_fmadd_ps(av, b1, c51);
+    }
+    a += MR;
+    b += NR;
+  }
+  if (nr == NR) {
+    axle_f32_epilogue_t none;
+    if (!ep) {
+      axle_f32_epilogue_init(&none);
+      ep = &none;
+    }
+    const ep_regs_t e = {_mm256_set1_ps(ep->min), _mm256_set1_ps(ep->max),
+                         _mm256_set1_ps(ep->leaky_alpha), ep->leaky};
+    if (transposed) {
+      store_half_t(c, ldc, R, c00, c10, c20, c30, c40, c50, flags, ep, &e, row0, col0);
+      store_half_t(c + 8 * ldc, ldc, R, c01, c11, c21, c31, c41, c51, flags, ep, &e, row0,
+                   col0 + 8);
+      return;
+    }
+    store_row(c, c00, c01, flags, ep, &e, row0, col0);
+    if (R > 1) store_row(c + ldc, c10, c11, flags, ep, &e, row0 + 1, col0);
+    if (R > 2) store_row(c + 2 * ldc, c20, c21, flags, ep, &e, row0 + 2, col0);
+    if (R > 3) store_row(c + 3 * ldc, c30, c31, flags, ep, &e, row0 + 3, col0);
+    if (R > 4) store_row(c + 4 * ldc, c40, c41, flags, ep, &e, row0 + 4, col0);
+    if (R > 5) store_row(c + 5 * ldc, c50, c51, flags, ep, &e, row0 + 5, col0);
+    return;
+  }
+  /* Narrow tile: spill and let the shared store write the valid corner. */
+  float acc[MR * NR] __attribute__((aligned(32)));
+  _mm256_store_ps(acc + 0, c00);
+  _mm256_store_ps(acc + 8, c01);
+  _mm256_store_ps(acc + 16, c10);
+  _mm256_store_ps(acc + 24, c11);
+  _mm256_store_ps(acc + 32, c20);
+  _mm256_store_ps(acc + 40, c21);
+  _mm256_store_ps(acc + 48, c30);
+  _mm256_store_ps(acc + 56, c31);
+  _mm256_store_ps(acc + 64, c40);
+  _mm256_store_ps(acc + 72, c41);
+  _mm256_store_ps(acc + 80, c50);
+  _mm256_store_ps(acc + 88, c51);
+  axle_f32_gemm_tile_store(R, nr, acc, c, ldc, flags, ep, row0, col0);
+}
+
+AXLE_AVX2 void axle_f32_gemm_6x16__avx2_fma(size_t mr, size_t nr, size_t kc, const float* a,
+                                            const float* b, float* c, size_t ldc,
+                                            uint32_t flags, const axle_f32_epilogue_t* ep,
+                                            size_t row0, size_t col0) {
+  switch (mr) {
+    case 1: tile(1, nr, kc, a, b, c, ldc, flags, ep, row0, col0); break;
+    case 2: tile(2, nr, kc, a, b, c, ldc, flags, ep, row0, col0); break;
+    case 3: tile(3, nr, kc, a, b, c, ldc, flags, ep, row0, col0); break;
+    case 4: tile(4, nr, kc, a, b, c, ldc, flags, ep, row0, col0); break;
+    case 5: tile(5, nr, kc, a, b, c, ldc, flags, ep, row0, col0); break;
+    default: tile(6, nr, kc, a, b, c, ldc, flags, ep, row0, col0); break;
+  }
+}

@@ -1,0 +1,727 @@
+/*
+ * Tests of the optimised fp32 kernels: every ISA variant against the scalar
+ * variant and against references computed here in double precision, on edge
+ * shapes (partial tiles, K = 0, single rows/columns, few output pixels), in
+ * every operand form the GEMM driver takes, with every epilogue, serially and
+ * on real threads. Convolutions are checked against the reference kernels of
+ * kernels/f32 (conv_direct_scalar, im2col_scalar), under each ISA in turn.
+ */
+
+#include <CUnit/Basic.h>
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "axle_kernels.h"
+
+static uint32_t kt_seed = 20240611u;
+
+/* Deterministic values in [-1, 1). */
+static inline float kt_rand(void) {
+  kt_seed = kt_seed * 1664525u + 1013904223u;
+  return (float)((kt_seed >> 8) & 0xffffff) / (float)0x800000 - 1.0f;
+}
+
+static inline float* kt_array(size_t n) {
+  float* p = aligned_alloc(64, ((n ? n : 1) * sizeof(float) + 63) / 64 * 64);
+  for (size_t i = 0; i < n; ++i) p[i] = kt_rand();
+  return p;
+}
+
+static inline void* kt_scratch(size_t bytes) {
+  void* p = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+  memset(p, 0xA5, (bytes + 63) / 64 * 64 + 64); /* garbage, never zeros */
+  return p;
+}
+
+/* |got - want| <= atol + rtol * |want| everywhere (NaN must match NaN). */
+static inline int kt_close(const char* what, const float* got, const float* want, size_t n,
+                           double rtol, double atol) {
+  for (size_t i = 0; i < n; ++i) {
+    if (isnan(want[i]) && isnan(got[i])) continue;
+    const double err = fabs((double)got[i] - (double)want[i]);
+    if (!(err <= atol + rtol * fabs((double)want[i]))) {
+      fprintf(stderr, "\n%s: element %zu: got %.9g want %.9g\n", what, i, (double)got[i],
+              (double)want[i]);
+      CU_FAIL(what);
+      return 0;
+    }
+  }
+  CU_PASS(what);
+  return 1;
+}
+
+/* axle_parallel_t on real threads: `threads` workers (the caller is worker
+ * 0) take tasks from a shared counter. */
+typedef struct kt_pool_job_t {
+  size_t tasks;
+  axle_task_fn fn;
+  void* arg;
+  size_t next; /* atomic */
+} kt_pool_job_t;
+
+typedef struct kt_worker_t {
+  kt_pool_job_t* job;
+  uint32_t id;
+} kt_worker_t;
+
+static inline void kt_work(kt_pool_job_t* job, uint32_t id) {
+  for (;;) {
+    const size_t t = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+    if (t >= job->tasks) return;
+    job->fn(job->arg, t, id);
+  }
+}
+
+static inline void* kt_worker_main(void* p) {
+  kt_worker_t* w = p;
+  kt_work(w->job, w->id);
+  return NULL;
+}
+
+static inline void kt_pool_run(void* ctx, size_t tasks, axle_task_fn fn, void* arg) {
+  const uint32_t threads = *(const uint32_t*)ctx;
+  kt_pool_job_t job = {tasks, fn, arg, 0};
+  pthread_t tid[16];
+  kt_worker_t w[16];
+  for (uint32_t i = 1; i < threads && i < 16; ++i) {
+    w[i].job = &job;
+    w[i].id = i;
+    pthread_create(&tid[i], NULL, kt_worker_main, &w[i]);
+  }
+  kt_work(&job, 0);
+  for (uint32_t i = 1; i < threads && i < 16; ++i) pthread_join(tid[i], NULL);
+}
+
+/* A parallel description with `threads` workers (1: NULL, serial). */
+static inline const axle_parallel_t* kt_parallel(uint32_t* threads_storage,
+                                                 axle_parallel_t* par, uint32_t threads) {
+  if (threads <= 1) return NULL;
+  *threads_storage = threads;
+  par->run = kt_pool_run;
+  par->ctx = threads_storage;
+  par->threads = threads;
+  return par;
+}
+
+typedef struct kt_entry_t {
+  const char* name;
+  CU_TestFunc fn;
+} kt_entry_t;
+
+static inline int kt_add_suite(const char* name, const kt_entry_t* tests, size_t count) {
+  CU_pSuite s = CU_add_suite(name, NULL, NULL);
+  if (!s) return -1;
+  for (size_t i = 0; i < count; ++i)
+    if (!CU_add_test(s, tests[i].name, tests[i].fn)) return -1;
+  return 0;
+}
+
+#define KT_ADD_SUITE(name, arr) kt_add_suite(name, arr, sizeof arr / sizeof arr[0])
+
+static inline int kt_run_all(void) {
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  const unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+  CU_cleanup_registry();
+  return failed ? 1 : 0;
+}
+
+
+/* ------------------------------------------------------------------------ */
+/* References                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ref_ep_t {
+  int bias, residual, act; /* act: 0 none, 1 relu, 2 relu6, 3 leaky */
+} ref_ep_t;
+
+static const ref_ep_t k_eps[] = {{0, 0, 0}, {1, 0, 1}, {1, 1, 0}, {0, 1, 2}, {1, 1, 3}};
+
+static void make_ep(const ref_ep_t* e, const float* bias, const float* res, size_t ldr,
+                    axle_f32_epilogue_t* ep) {
+  axle_f32_epilogue_init(ep);
+  ep->bias = e->bias ? bias : NULL;
+  ep->residual = e->residual ? res : NULL;
+  ep->ldr = ldr;
+  if (e->act == 1) ep->min = 0.0f;
+  if (e->act == 2) {
+    ep->min = 0.0f;
+    ep->max = 0.25f; /* tight, so that both bounds bite on these values */
+  }
+  if (e->act == 3) {
+    ep->leaky = 1;
+    ep->leaky_alpha = 0.1f;
+  }
+}
+
+static float ref_act(double v, const axle_f32_epilogue_t* ep) {
+  float f = (float)v;
+  if (f < ep->min) f = ep->min;
+  if (f > ep->max) f = ep->max;
+  if (ep->leaky && f < 0.0f) f *= ep->leaky_alpha;
+  return f;
+}
+
+/* ------------------------------------------------------------------------ */
+/* GEMM micro-kernels and packing                                            */
+/* ------------------------------------------------------------------------ */
+
+enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
+
+static int have_avx2(void) { return axle_kernels_isa() >= AXLE_ISA_AVX2_FMA; }
+
+/* One micro-kernel call against the double reference, for every flag. */
+static void ukernel_case(axle_f32_gemm_ukernel_fn uk, const char* name, size_t mr, size_t nr,
+                         size_t kc, uint32_t flags, const ref_ep_t* e) {
+  float* a = kt_array(kc * MR);
+  float* b = kt_array(kc * NR);
+  const size_t ldc = 19; /* wider than any tile, so strays would show */
+  const size_t rows = (flags & AXLE_F32_GEMM_STORE_T) ? NR : MR;
+  float* c = kt_array(rows * ldc);
+  float* want = malloc(rows * ldc * sizeof(float));
+  memcpy(want, c, rows * ldc * sizeof(float));
+  float* bias = kt_array(40);
+  float* res = kt_array(40 * 40);
+  axle_f32_epilogue_t ep;
+  make_ep(e, bias, res, 40, &ep);
+  const size_t row0 = 3, col0 = 5;
+  for (size_t i = 0; i < mr; ++i) {
+    for (size_t j = 0; j < nr; ++j) {
+      double acc = 0.0;
+      for (size_t p = 0; p < kc; ++p) acc += (double)a[p * MR + i] * b[p * NR + j];
+      const int t = (flags & AXLE_F32_GEMM_STORE_T) != 0;
+      float* w = t ? &want[j * ldc + i] : &want[i * ldc + j];
+      if (flags & AXLE_F32_GEMM_ACCUMULATE) acc += *w;
+      if (flags & AXLE_F32_GEMM_FINISH) {
+        const size_t br = t ? col0 + j : row0 + i, bc = t ? row0 + i : col0 + j;
+        if (ep.bias) acc += bias[br];
+        if (ep.residual) acc += res[br * 40 + bc];
+        *w = ref_act(acc, &ep);
+      } else {
+        *w = (float)acc;
+      }
+    }
+  }
+  uk(mr, nr, kc, a, b, c, ldc, flags, &ep, row0, col0);
+  char what[160];
+  snprintf(what, sizeof what, "%s mr=%zu nr=%zu kc=%zu flags=%u ep=%d%d%d", name, mr, nr, kc,
+           flags, e->bias, e->residual, e->act);
+  kt_close(what, c, want, rows * ldc, 1e-5, 1e-5 * (double)(kc + 1));
+  free(a);
+  free(b);
+  free(c);
+  free(want);
+  free(bias);
+  free(res);
+}
+
+static void ukernel_all(axle_f32_gemm_ukernel_fn uk, const char* name) {
+  static const uint32_t flag_sets[] = {
+      0, AXLE_F32_GEMM_ACCUMULATE, AXLE_F32_GEMM_FINISH,
+      AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_FINISH,
+      AXLE_F32_GEMM_FINISH | AXLE_F32_GEMM_STORE_T,
+      AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_FINISH | AXLE_F32_GEMM_STORE_T};
+  static const size_t nrs[] = {1, 7, 8, 9, 15, 16};
+  static const size_t kcs[] = {0, 1, 5, 33};
+  for (size_t mr = 1; mr <= MR; ++mr)
+    for (size_t ni = 0; ni < sizeof nrs / sizeof nrs[0]; ++ni)
+      for (size_t ki = 0; ki < sizeof kcs / sizeof kcs[0]; ++ki)
+        for (size_t fi = 0; fi < sizeof flag_sets / sizeof flag_sets[0]; ++fi)
+          ukernel_case(uk, name, mr, nrs[ni], kcs[ki], flag_sets[fi],
+                       &k_eps[(mr + ni + ki + fi) % (sizeof k_eps / sizeof k_eps[0])]);
+  /* Every epilogue on the full tile, the AVX2 register path. */
+  for (size_t e = 0; e < sizeof k_eps / sizeof k_eps[0]; ++e)
+    ukernel_case(uk, name, MR, NR, 17, AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_FINISH,
+                 &k_eps[e]);
+}
+
+static void test_ukernel_scalar(void) { ukernel_all(axle_f32_gemm_6x16__scalar, "scalar"); }
+
+static void test_ukernel_avx2(void) {
+  if (!have_avx2()) {
+    CU_PASS("no AVX2 on this machine");
+    return;
+  }
+  ukernel_all(axle_f32_gemm_6x16__avx2_fma, "avx2_fma");
+}
+
+static void test_ukernel_nan_passes(void) {
+  /* ReLU/Clip of NaN is NaN in ONNX: the clamp must not swallow it. */
+  axle_f32_gemm_ukernel_fn uks[2] = {axle_f32_gemm_6x16__scalar, axle_f32_gemm_6x16__avx2_fma};
+  for (int v = 0; v < (have_avx2() ? 2 : 1); ++v) {
+    float a[MR] = {NAN, 1, 1, 1, 1, 1}, b[NR];
+    for (int j = 0; j < NR; ++j) b[j] = 1.0f;
+    float c[MR * NR];
+    axle_f32_epilogue_t ep;
+    axle_f32_epilogue_init(&ep);
+    ep.min = 0.0f;
+    ep.max = 6.0f;
+    uks[v](MR, NR, 1, a, b, c, NR, AXLE_F32_GEMM_FINISH, &ep, 0, 0);
+    CU_ASSERT(isnan(c[0]));
+    CU_ASSERT_EQUAL(c[NR], 1.0f);
+  }
+}
+
+static void test_pack_b_variants(void) {
+  if (!have_avx2()) {
+    CU_PASS("no AVX2 on this machine");
+    return;
+  }
+  for (size_t n = 1; n <= 40; n += 3) {
+    for (size_t k = 1; k <= 21; k += 4) {
+      for (int trans = 0; trans < 2; ++trans) {
+        float* b = kt_array(k * n);
+        const size_t sz = axle_f32_gemm_packed_b_size(k, n);
+        float* x = kt_array(sz);
+        float* y = kt_array(sz);
+        const size_t rs = trans ? 1 : n, cs = trans ? k : 1;
+        axle_f32_gemm_pack_b__scalar(k, n, b, rs, cs, x);
+        axle_f32_gemm_pack_b__avx2(k, n, b, rs, cs, y);
+        CU_ASSERT_EQUAL(memcmp(x, y, sz * sizeof(float)), 0);
+        free(b);
+        free(x);
+        free(y);
+      }
+    }
+  }
+}
+
+static void test_pack_a_variants(void) {
+  /* The AVX2 packer must produce exactly the scalar packer's bytes. */
+  if (!have_avx2()) {
+    CU_PASS("no AVX2 on this machine");
+    return;
+  }
+  for (size_t m = 1; m <= 14; ++m) {
+    for (size_t k = 1; k <= 19; k += 3) {
+      for (int trans = 0; trans < 2; ++trans) {
+        float* a = kt_array(m * k);
+        const size_t n = axle_f32_gemm_packed_a_size(m, k);
+        float* x = kt_array(n);
+        float* y = kt_array(n);
+        const size_t rs = trans ? 1 : k, cs = trans ? m : 1;
+        axle_f32_gemm_pack_a__scalar(m, k, 0.5f, a, rs, cs, x);
+        axle_f32_gemm_pack_a__avx2(m, k, 0.5f, a, rs, cs, y);
+        CU_ASSERT_EQUAL(memcmp(x, y, n * sizeof(float)), 0);
+        free(a);
+        free(x);
+        free(y);
+      }
+    }
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* GEMM driver                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* A generated operand served from a K-major matrix. */
+typedef struct kmajor_t {
+  const float* data;
+  size_t ld;
+} kmajor_t;
+
+static void kmajor_gen(const void* ctx, size_t k0, size_t kc, size_t c0, size_t cols,
+                       float* dst) {
+  const kmajor_t* km = ctx;
+  for (size_t p = 0; p < kc; ++p)
+    memcpy(dst + p * cols, km->data + (k0 + p) * km->ld + c0, cols * sizeof(float));
+}
+
+enum { FORM_ROW = 0, FORM_COL, FORM_PACKED, FORM_GEN, FORM_COUNT };
+
+/* C (m x n) = alpha A B with A and B in the given forms. */
+static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, int c_t,
+                        int accumulate, const ref_ep_t* e, uint32_t threads) {
+  float* a = kt_array(m * k);   /* row-major A */
+  float* at = kt_array(m * k);  /* A^T, K-major */
+  float* b = kt_array(k * n);   /* row-major B (K-major already) */
+  float* bt = kt_array(k * n);  /* B^T */
+  for (size_t i = 0; i < m; ++i)
+    for (size_t p = 0; p < k; ++p) at[p * m + i] = a[i * k + p];
+  for (size_t p = 0; p < k; ++p)
+    for (size_t j = 0; j < n; ++j) bt[j * k + p] = b[p * n + j];
+  const float alpha = a_form == FORM_PACKED ? 1.0f : 0.75f;
+  const size_t rows = c_t ? n : m, cols = c_t ? m : n, ldc = cols + 3;
+  float* c = kt_array(rows * ldc);
+  float* want = malloc(rows * ldc * sizeof(float));
+  memcpy(want, c, rows * ldc * sizeof(float));
+  float* bias = kt_array(rows);
+  float* res = kt_array(rows * (cols + 1));
+  axle_f32_epilogue_t ep;
+  make_ep(e, bias, res, cols + 1, &ep);
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      double acc = 0.0;
+      for (size_t p = 0; p < k; ++p) acc += (double)a[i * k + p] * b[p * n + j];
+      acc *= alpha;
+      const size_t sr = c_t ? j : i, sc = c_t ? i : j;
+      if (accumulate) acc += want[sr * ldc + sc];
+      if (ep.bias) acc += bias[sr];
+      if (ep.residual) acc += res[sr * (cols + 1) + sc];
+      want[sr * ldc + sc] = ref_act(acc, &ep);
+    }
+  }
+  axle_f32_gemm_t g;
+  memset(&g, 0, sizeof g);
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.alpha = alpha;
+  float* ap = NULL;
+  float* bp = NULL;
+  kmajor_t ka = {at, m}, kb = {b, n};
+  switch (a_form) {
+    case FORM_ROW: g.a.data = a; g.a.rs = k; g.a.cs = 1; break;
+    case FORM_COL: g.a.data = at; g.a.rs = 1; g.a.cs = m; break;
+    case FORM_PACKED:
+      ap = kt_array(axle_f32_gemm_packed_a_size(m, k));
+      axle_f32_gemm_pack_a(m, k, 1.0f, a, k, 1, ap);
+      g.a.packed = ap;
+      break;
+    default: g.a.gen = kmajor_gen; g.a.gen_ctx = &ka; break;
+  }
+  switch (b_form) {
+    case FORM_ROW: g.b.data = b; g.b.rs = n; g.b.cs = 1; break;
+    case FORM_COL: g.b.data = bt; g.b.rs = 1; g.b.cs = k; break;
+    case FORM_PACKED:
+      bp = kt_array(axle_f32_gemm_packed_b_size(k, n));
+      axle_f32_gemm_pack_b(k, n, b, n, 1, bp);
+      g.b.packed = bp;
+      break;
+    default: g.b.gen = kmajor_gen; g.b.gen_ctx = &kb; break;
+  }
+  g.c = c;
+  g.ldc = ldc;
+  g.c_transposed = c_t;
+  g.accumulate = accumulate;
+  g.ep = &ep;
+  uint32_t tstore;
+  axle_parallel_t par;
+  const axle_parallel_t* pp = kt_parallel(&tstore, &par, threads);
+  void* scratch = kt_scratch(axle_f32_gemm_scratch_size(&g, threads));
+  axle_f32_gemm(&g, scratch, pp);
+  char what[200];
+  snprintf(what, sizeof what, "gemm %zux%zux%zu A%d B%d ct=%d acc=%d ep=%d%d%d threads=%u", m, n,
+           k, a_form, b_form, c_t, accumulate, e->bias, e->residual, e->act, threads);
+  kt_close(what, c, want, rows * ldc, 1e-5, 2e-6 * (double)(k + 4));
+  free(scratch);
+  free(a);
+  free(at);
+  free(b);
+  free(bt);
+  free(c);
+  free(want);
+  free(bias);
+  free(res);
+  free(ap);
+  free(bp);
+}
+
+static void driver_shapes(uint32_t threads) {
+  static const size_t shapes[][3] = {{1, 1, 1},   {1, 1000, 64}, {7, 5, 0},    {6, 16, 3},
+                                     {13, 33, 65}, {5, 17, 300},  {49, 70, 530}, {150, 40, 20},
+                                     {2, 1100, 9}, {300, 3, 17}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+    for (int af = 0; af < FORM_COUNT; ++af)
+      for (int bf = 0; bf < FORM_COUNT; ++bf)
+        driver_case(shapes[s][0], shapes[s][1], shapes[s][2], af, bf, (int)((s + af) % 2),
+                    (int)((s + bf) % 3 == 0), &k_eps[(s + af + bf) % 5], threads);
+}
+
+static void test_driver_serial(void) { driver_shapes(1); }
+static void test_driver_threads(void) {
+  driver_shapes(2);
+  driver_shapes(3);
+}
+
+static void test_driver_isas(void) {
+  /* The dispatching driver end to end on the portable micro-kernel. */
+  const axle_isa_t prev = axle_kernels_set_isa(AXLE_ISA_SCALAR);
+  driver_shapes(2);
+  axle_kernels_set_isa(prev);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Convolution                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef struct conv_shape_t {
+  int64_t batch, groups, cin, cout;
+  int64_t in[3], kernel[3], stride[3], dilation[3], pad[3], pad_end[3];
+} conv_shape_t;
+
+static void conv_fill(const conv_shape_t* s, axle_f32_conv_params_t* p) {
+  memset(p, 0, sizeof *p);
+  p->batch = s->batch;
+  p->groups = s->groups;
+  p->in_channels = s->cin;
+  p->out_channels = s->cout;
+  for (int d = 0; d < 3; ++d) {
+    p->in[d] = s->in[d];
+    p->kernel[d] = s->kernel[d] ? s->kernel[d] : 1;
+    p->stride[d] = s->stride[d] ? s->stride[d] : 1;
+    p->dilation[d] = s->dilation[d] ? s->dilation[d] : 1;
+    p->pad[d] = s->pad[d];
+    const int64_t span = (p->kernel[d] - 1) * p->dilation[d] + 1;
+    p->out[d] = (p->in[d] + s->pad[d] + s->pad_end[d] - span) / p->stride[d] + 1;
+  }
+}
+
+static void conv_case(const conv_shape_t* s, const ref_ep_t* e, uint32_t threads) {
+  axle_f32_conv_params_t p;
+  conv_fill(s, &p);
+  const size_t in_n = (size_t)(p.batch * p.in_channels * p.in[0] * p.in[1] * p.in[2]);
+  const size_t out_vol = (size_t)(p.out[0] * p.out[1] * p.out[2]);
+  const size_t out_n = (size_t)(p.batch * p.out_channels) * out_vol;
+  const size_t w_n = (size_t)(p.out_channels * (p.in_channels / p.groups) * p.kernel[0] *
+                              p.kernel[1] * p.kernel[2]);
+  float* x = kt_array(in_n);
+  float* w = kt_array(w_n);
+  float* bias = kt_array((size_t)p.out_channels);
+  float* res = kt_array(out_n);
+  float* want = kt_array(out_n);
+  float* y = kt_array(out_n);
+  axle_f32_epilogue_t ep;
+  make_ep(e, bias, res, 0, &ep);
+  axle_f32_conv_direct_scalar(&p, x, w, ep.bias, want);
+  for (size_t i = 0; i < out_n; ++i) {
+    double v = want[i];
+    if (ep.residual) v += res[i];
+    want[i] = ref_act(v, &ep);
+  }
+  axle_f32_conv_plan_t plan;
+  axle_f32_conv_plan(&p, &plan);
+  float* packed = kt_array(axle_f32_conv_packed_size(&plan));
+  axle_f32_conv_pack(&plan, w, packed);
+  uint32_t tstore;
+  axle_parallel_t par;
+  const axle_parallel_t* pp = kt_parallel(&tstore, &par, threads);
+  void* scratch = kt_scratch(axle_f32_conv_scratch_size(&plan, threads));
+  axle_f32_conv(&plan, x, packed, &ep, y, scratch, pp);
+  char what[200];
+  snprintf(what, sizeof what,
+           "conv n%lld g%lld %lld->%lld in %lldx%lldx%lld k %lldx%lldx%lld s%lld algo %d t%d "
+           "ep=%d%d%d threads=%u isa=%d",
+           (long long)p.batch, (long long)p.groups, (long long)p.in_channels,
+           (long long)p.out_channels, (long long)p.in[0], (long long)p.in[1],
+           (long long)p.in[2], (long long)p.kernel[0], (long long)p.kernel[1],
+           (long long)p.kernel[2], (long long)p.stride[2], plan.algo, plan.transposed, e->bias,
+           e->residual, e->act, threads, (int)axle_kernels_isa());
+  kt_close(what, y, want, out_n, 1e-5, 2e-6 * (double)(plan.k + 4));
+  free(x);
+  free(w);
+  free(bias);
+  free(res);
+  free(want);
+  free(y);
+  free(packed);
+  free(scratch);
+}
+
+/* batch, groups, cin, cout, in, kernel, stride, dilation, pad, pad_end */
+static const conv_shape_t k_convs[] = {
+    {1, 1, 16, 24, {1, 20, 20}, {1, 1, 1}, {0}, {0}, {0}, {0}},         /* pointwise */
+    {2, 1, 7, 13, {1, 9, 11}, {1, 1, 1}, {0}, {0}, {0}, {0}},           /* pointwise, batch */
+    {1, 1, 64, 40, {1, 7, 7}, {1, 1, 1}, {0}, {0}, {0}, {0}},           /* transposed */
+    {1, 1, 8, 16, {1, 14, 14}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+    {1, 1, 32, 64, {1, 7, 7}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+    {1, 1, 3, 16, {1, 23, 23}, {1, 7, 7}, {1, 2, 2}, {0}, {0, 3, 3}, {0, 3, 3}},
+    {1, 1, 12, 20, {1, 15, 15}, {1, 1, 1}, {1, 2, 2}, {0}, {0}, {0}},   /* 1x1 stride 2 */
+    {1, 2, 8, 6, {1, 10, 9}, {1, 3, 3}, {1, 2, 1}, {0}, {0, 1, 0}, {0, 0, 2}},
+    {1, 1, 5, 7, {1, 12, 12}, {1, 3, 3}, {1, 1, 1}, {1, 2, 2}, {0, 2, 2}, {0, 2, 2}},
+    {1, 1, 3, 4, {1, 1, 30}, {1, 1, 5}, {1, 1, 2}, {0}, {0, 0, 2}, {0, 0, 1}}, /* 1-D */
+    {1, 1, 3, 4, {5, 6, 7}, {3, 3, 3}, {1, 1, 1}, {0}, {1, 1, 1}, {1, 1, 1}},  /* 3-D */
+    /* Winograd F(2x2, 3x3) under AVX2: odd sizes, padding 0/1/2, batch */
+    {1, 1, 16, 24, {1, 16, 16}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+    {2, 1, 13, 7, {1, 19, 23}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+    {1, 1, 32, 40, {1, 11, 37}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 0, 0}, {0, 0, 0}},
+    {1, 1, 8, 9, {1, 9, 8}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 2, 1}, {0, 0, 2}},
+    {1, 1, 128, 128, {1, 28, 28}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+    /* ... and a map large enough for the blocked schedule (partial blocks) */
+    {1, 1, 48, 40, {1, 59, 61}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+    /* depthwise: stride 1 and 2, odd sizes, multiplier, no padding, big pad */
+    {1, 16, 16, 16, {1, 13, 11}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+    {2, 9, 9, 9, {1, 14, 15}, {1, 3, 3}, {1, 2, 2}, {0}, {0, 1, 1}, {0, 1, 1}},
+    {1, 4, 4, 8, {1, 9, 9}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+    {1, 5, 5, 5, {1, 7, 20}, {1, 3, 3}, {1, 2, 2}, {0}, {0}, {0}},
+    {1, 3, 3, 3, {1, 6, 6}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 2, 2}, {0, 2, 2}},
+    {1, 6, 6, 6, {1, 16, 16}, {1, 5, 5}, {1, 1, 1}, {0}, {0, 2, 2}, {0, 2, 2}},  /* 5x5 */
+    {1, 4, 4, 4, {1, 1, 3}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+};
+
+static void conv_all(uint32_t threads) {
+  const size_t n = sizeof k_convs / sizeof k_convs[0];
+  for (size_t i = 0; i < n; ++i)
+    for (size_t e = 0; e < 5; e += (threads > 1 ? 2 : 1)) conv_case(&k_convs[i], &k_eps[e], threads);
+}
+
+static void test_conv_serial(void) { conv_all(1); }
+static void test_conv_threads(void) { conv_all(2); }
+
+static void test_conv_scalar_isa(void) {
+  const axle_isa_t prev = axle_kernels_set_isa(AXLE_ISA_SCALAR);
+  conv_all(1);
+  conv_all(3);
+  axle_kernels_set_isa(prev);
+}
+
+static void test_dwconv_variants(void) {
+  /* The AVX2 plane kernel against the scalar one on the planes it takes. */
+  if (!have_avx2()) {
+    CU_PASS("no AVX2 on this machine");
+    return;
+  }
+  for (size_t i = 0; i < sizeof k_convs / sizeof k_convs[0]; ++i) {
+    axle_f32_conv_params_t p;
+    conv_fill(&k_convs[i], &p);
+    if (!axle_f32_dwconv_3x3__avx2_fma_supports(&p)) continue;
+    for (size_t e = 0; e < 5; ++e) {
+      const size_t in_vol = (size_t)(p.in[1] * p.in[2]), out_vol = (size_t)(p.out[1] * p.out[2]);
+      float* x = kt_array(in_vol);
+      float* w = kt_array(9);
+      float* res = kt_array(out_vol);
+      float* y0 = kt_array(out_vol + 8);
+      float* y1 = kt_array(out_vol + 8);
+      memcpy(y1, y0, (out_vol + 8) * sizeof(float));
+      float* tmp = kt_array(axle_f32_dwconv_tmp_size(&p));
+      axle_f32_epilogue_t ep;
+      make_ep(&k_eps[e], NULL, NULL, 0, &ep);
+      const float* r = k_eps[e].residual ? res : NULL;
+      axle_f32_dwconv_plane__scalar(&p, x, w, 0.25f, r, &ep, y0, tmp);
+      axle_f32_dwconv_plane_3x3__avx2_fma(&p, x, w, 0.25f, r, &ep, y1, tmp);
+      /* out_vol + 8: the masked tail must not write past the plane. */
+      kt_close("dwconv 3x3 avx2 vs scalar", y1, y0, out_vol + 8, 1e-6, 1e-6);
+      free(x);
+      free(w);
+      free(res);
+      free(y0);
+      free(y1);
+      free(tmp);
+    }
+  }
+}
+
+static void test_im2col_block(void) {
+  /* Any block of the unfolded matrix equals the same block of the full
+   * reference unfold. */
+  for (size_t i = 0; i < sizeof k_convs / sizeof k_convs[0]; ++i) {
+    axle_f32_conv_params_t p;
+    conv_fill(&k_convs[i], &p);
+    const int64_t cg = p.in_channels / p.groups;
+    const size_t rows = (size_t)(cg * p.kernel[0] * p.kernel[1] * p.kernel[2]);
+    const size_t cols = (size_t)(p.out[0] * p.out[1] * p.out[2]);
+    float* x = kt_array((size_t)(cg * p.in[0] * p.in[1] * p.in[2]));
+    float* full = kt_array(rows * cols);
+    axle_f32_im2col_scalar(&p, x, cg, full);
+    const size_t k0 = rows / 3, kc = rows - k0 > 5 ? 5 : rows - k0;
+    const size_t n0 = cols / 2 - cols / 5, nc = cols - n0 > 37 ? 37 : cols - n0;
+    float* blk = kt_array(kc * nc);
+    float* want = kt_array(kc * nc);
+    for (size_t r = 0; r < kc; ++r) memcpy(want + r * nc, full + (k0 + r) * cols + n0, nc * 4);
+    axle_f32_im2col_block(&p, x, k0, kc, n0, nc, blk);
+    kt_close("im2col block", blk, want, kc * nc, 0.0, 0.0);
+    free(x);
+    free(full);
+    free(blk);
+    free(want);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Max pooling                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef struct pool_shape_t {
+  int64_t channels, in[3], kernel[3], stride[3], pad[3], out[3];
+} pool_shape_t;
+
+/* out given explicitly: ceil-mode windows reach into the trailing padding. */
+static const pool_shape_t k_pools[] = {
+    {5, {1, 20, 20}, {1, 3, 3}, {1, 2, 2}, {0, 1, 1}, {1, 10, 10}},  /* ResNet stem */
+    {3, {1, 9, 13}, {1, 3, 3}, {1, 1, 1}, {0, 1, 1}, {1, 9, 13}},
+    {4, {1, 7, 7}, {1, 2, 2}, {1, 2, 2}, {0, 0, 0}, {1, 4, 4}},      /* ceil mode */
+    {2, {1, 11, 17}, {1, 5, 4}, {1, 2, 2}, {0, 2, 1}, {1, 6, 8}},
+    {3, {1, 1, 30}, {1, 1, 3}, {1, 1, 2}, {0, 0, 1}, {1, 1, 15}},    /* 1-D */
+    {2, {4, 5, 6}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {3, 4, 5}},      /* 3-D: reference */
+    {1, {1, 16, 16}, {1, 3, 3}, {1, 3, 3}, {0, 0, 0}, {1, 5, 5}},    /* stride 3: ref */
+};
+
+static void maxpool_all(uint32_t threads) {
+  for (size_t i = 0; i < sizeof k_pools / sizeof k_pools[0]; ++i) {
+    const pool_shape_t* s = &k_pools[i];
+    axle_f32_pool_params_t p;
+    memset(&p, 0, sizeof p);
+    p.channels = s->channels;
+    for (int d = 0; d < 3; ++d) {
+      p.in[d] = s->in[d];
+      p.out[d] = s->out[d];
+      p.kernel[d] = s->kernel[d];
+      p.stride[d] = s->stride[d];
+      p.dilation[d] = 1;
+      p.pad[d] = s->pad[d];
+    }
+    const size_t in_n = (size_t)(p.channels * p.in[0] * p.in[1] * p.in[2]);
+    const size_t out_n = (size_t)(p.channels * p.out[0] * p.out[1] * p.out[2]);
+    float* x = kt_array(in_n);
+    x[in_n / 3] = NAN; /* skipped by both, as in the reference */
+    float* want = kt_array(out_n);
+    float* y = kt_array(out_n);
+    axle_f32_maxpool_scalar(&p, x, want, NULL);
+    uint32_t tstore;
+    axle_parallel_t par;
+    const axle_parallel_t* pp = kt_parallel(&tstore, &par, threads);
+    void* scratch = kt_scratch(axle_f32_maxpool_scratch_size(&p, threads));
+    axle_f32_maxpool(&p, x, y, scratch, pp);
+    char what[96];
+    snprintf(what, sizeof what, "maxpool shape %zu threads %u isa %d", i, threads,
+             (int)axle_kernels_isa());
+    kt_close(what, y, want, out_n, 0.0, 0.0);
+    free(x);
+    free(want);
+    free(y);
+    free(scratch);
+  }
+}
+
+static void test_maxpool(void) {
+  maxpool_all(1);
+  maxpool_all(2);
+  const axle_isa_t prev = axle_kernels_set_isa(AXLE_ISA_SCALAR);
+  maxpool_all(2);
+  axle_kernels_set_isa(prev);
+}
+
+int main(void) {
+  static const kt_entry_t gemm[] = {
+      {"micro-kernel 6x16 scalar", test_ukernel_scalar},
+      {"micro-kernel 6x16 avx2_fma", test_ukernel_avx2},
+      {"NaN through the clamp", test_ukernel_nan_passes},
+      {"pack_a avx2 = scalar", test_pack_a_variants},
+      {"pack_b avx2 = scalar", test_pack_b_variants},
+      {"driver, serial", test_driver_serial},
+      {"driver, threads", test_driver_threads},
+      {"driver, scalar ISA", test_driver_isas},
+  };
+  static const kt_entry_t conv[] = {
+      {"prepared conv, serial", test_conv_serial},
+      {"prepared conv, threads", test_conv_threads},
+      {"prepared conv, scalar ISA", test_conv_scalar_isa},
+      {"depthwise 3x3 avx2 = scalar", test_dwconv_variants},
+      {"im2col blocks", test_im2col_block},
+  };
+  static const kt_entry_t pool[] = {
+      {"max pooling, every variant and thread count", test_maxpool},
+  };
+  if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+  if (KT_ADD_SUITE("f32 gemm", gemm) || KT_ADD_SUITE("f32 conv", conv) ||
+      KT_ADD_SUITE("f32 pool", pool)) {
+    CU_cleanup_registry();
+    return 1;
+  }
+  return kt_run_all();
+}
