@@ -119,6 +119,8 @@ case "${1:-}" in
     asan
     ;;
   bench)
+    # The SGEMM benchmark compares with Debian's OpenBLAS (never linked by Axle).
+    APT_PACKAGES+=(libopenblas-dev)
     install_deps
     build_release
     if [ -x bench/run.sh ]; then
