@@ -19,7 +19,9 @@ PYTHON=${PYTHON:-$(command -v python3 || true)}
 APT_PACKAGES=(cmake gcc g++ pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcunit1-dev
   liblua5.4-dev lua5.4)
 # "module:pip name" pairs: what Python imports, what pip installs.
-PIP_PACKAGES=(numpy:numpy onnx:onnx onnxruntime:onnxruntime sklearn:scikit-learn pyflakes:pyflakes pytest:pytest)
+PIP_PACKAGES=(numpy:numpy onnx:onnx onnxruntime:onnxruntime sklearn:scikit-learn pyflakes:pyflakes
+  pytest:pytest setuptools:setuptools nbclient:nbclient nbformat:nbformat ipykernel:ipykernel
+  matplotlib:matplotlib)
 
 log() { printf '== %s\n' "$*" >&2; }
 
