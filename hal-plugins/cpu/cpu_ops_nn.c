@@ -253,7 +253,7 @@ static int32_t window_resolve(const axle_hal_node_t* n, const axle_hal_tensor_t*
   const int valid = strcmp(auto_pad, "VALID") == 0;
   if (!same_upper && !same_lower && !valid && strcmp(auto_pad, "NOTSET") != 0 &&
       auto_pad[0] != '\0') {
-    snprintf(err, err_size, "auto_pad '%s' is not implemented", auto_pad);
+    snprintf(err, err_size, "auto_pad '%s' is not supported", auto_pad);
     return AXLE_HAL_UNSUPPORTED;
   }
   int64_t pads[2 * NN_MAX_SPATIAL];
@@ -821,7 +821,7 @@ static int32_t bn_check(const axle_hal_graph_t* g, const axle_hal_node_t* n, cha
   if (st != AXLE_HAL_OK) return st;
   if (cpu_attr_int(n, "training_mode", 0) != 0)
     return cpu_unsupported(reason, reason_size,
-                           "BatchNormalization: training_mode=1 is not implemented "
+                           "BatchNormalization: training_mode=1 is not supported "
                            "(inference only)");
   /* Before opset 14, training is signalled by the optional statistics
    * outputs instead of an attribute. */
@@ -829,7 +829,7 @@ static int32_t bn_check(const axle_hal_graph_t* g, const axle_hal_node_t* n, cha
     if (n->outputs[i] >= 0)
       return cpu_unsupported(reason, reason_size,
                              "BatchNormalization: running-statistics outputs (training) are "
-                             "not implemented");
+                             "not supported");
   if (cpu_attr_int(n, "spatial", 1) != 1)
     return cpu_unsupported(reason, reason_size,
                            "BatchNormalization: spatial=0 (per-activation statistics) is not "
