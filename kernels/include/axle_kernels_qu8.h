@@ -1,0 +1,112 @@
+/*
+ * Quantized kernels for QDQ models: uint8 activations, int8 weights.
+ *
+ * Arithmetic contract (exact, integer where the math is integer). For a
+ * convolution output channel c and output pixel:
+ *   acc = bias[c] + sum over taps of (x - x_zero_point) * w      (int32)
+ * where a padded tap contributes 0 (it reads x_zero_point), then
+ *   y = clamp(nearbyintf((float)acc * rq->scale[c]) + rq->zero_point,
+ *             rq->min, rq->max)
+ * with nearbyintf in the default round-half-to-even mode. rq->scale[c] is
+ * the float32 value x_scale * w_scale[c] / y_scale, computed by the caller
+ * in float32 in that order (ONNX Runtime's QLinearConv does the same), so
+ * an independent integer reference can reproduce every output bit. A ReLU
+ * or Clip between the convolution and its QuantizeLinear is exact in this
+ * form: QuantizeLinear is monotone, so it becomes min/max.
+ *
+ * Weights are symmetric (zero point 0) signed 8-bit; int32 sums cannot
+ * overflow for K = channels x kernel volume up to 65536.
+ *
+ * Every ISA variant gives the same bits as the __scalar reference. None of
+ * the AVX2 variants may use a saturating instruction where saturation can
+ * happen (vpmaddubsw on full-range u8 x s8 pairs can).
+ *
+ * Thread safety: reentrant; plans and packed weights are read-only at run
+ * time and may be shared by concurrent runs with separate scratch.
+ */
+#ifndef AXLE_KERNELS_QU8_H_
+#define AXLE_KERNELS_QU8_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "axle_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Output stage of the quantized convolution (see the contract above). */
+typedef struct axle_qu8_requant_t {
+  const float* scale; /* [out_channels] */
+  int32_t zero_point; /* 0..255 */
+  uint8_t min, max;   /* clamp after adding the zero point (0, 255: none) */
+} axle_qu8_requant_t;
+
+/* Reference convolution: plain loops over the contract. Geometry as for the
+ * float kernels (axle_f32_conv_params_t describes shapes only). x: [batch,
+ * in_channels, in...] u8; w: [out_channels, in_channels / groups,
+ * kernel...] s8; bias: [out_channels] s32 or NULL; y: [batch,
+ * out_channels, out...] u8. */
+void axle_qu8_conv_direct__scalar(const axle_f32_conv_params_t* p, const uint8_t* x,
+                                  int32_t x_zero_point, const int8_t* w, const int32_t* bias,
+                                  const axle_qu8_requant_t* rq, uint8_t* y);
+
+/* Prepared convolution, the fast path. Planning picks the algorithm:
+ *   GEMM       pointwise, stride 1, no padding: the input is the B operand
+ *   IM2COL     other convolutions with more than one input channel per group
+ *   DEPTHWISE  one input channel per group (any channel multiplier)
+ * Every algorithm works for every geometry the reference accepts; the ISA
+ * variants cover the shapes that matter and the scalar code the rest. */
+enum { AXLE_QU8_CONV_GEMM = 0, AXLE_QU8_CONV_IM2COL = 1, AXLE_QU8_CONV_DEPTHWISE = 2 };
+
+typedef struct axle_qu8_conv_plan_t {
+  axle_f32_conv_params_t p;
+  int32_t x_zero_point;
+  int32_t algo;  /* AXLE_QU8_CONV_* */
+  size_t m, n, k; /* per group: output channels, output pixels, in channels x kernel volume */
+} axle_qu8_conv_plan_t;
+
+void axle_qu8_conv_plan(const axle_f32_conv_params_t* p, int32_t x_zero_point,
+                        axle_qu8_conv_plan_t* plan);
+/* Bytes of the packed form of the weights (compile time, once): weights in
+ * the kernels' layout plus per-channel int32 terms with the input zero
+ * point's correction folded in. */
+size_t axle_qu8_conv_packed_size(const axle_qu8_conv_plan_t* plan);
+/* packed: axle_qu8_conv_packed_size bytes, 64-byte aligned. bias may be
+ * NULL (zero). */
+void axle_qu8_conv_pack(const axle_qu8_conv_plan_t* plan, const int8_t* w, const int32_t* bias,
+                        void* packed);
+/* Scratch bytes for a run whose par->threads is `threads`. */
+size_t axle_qu8_conv_scratch_size(const axle_qu8_conv_plan_t* plan, uint32_t threads);
+/* y = requant(conv(x, w) + bias). scratch: 64-byte aligned; par: NULL runs
+ * serially. */
+void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const void* packed,
+                   const axle_qu8_requant_t* rq, uint8_t* y, void* scratch,
+                   const axle_parallel_t* par);
+
+/* Quantized addition with the arithmetic of DequantizeLinear, Add and
+ * QuantizeLinear run in float32 one after the other (so it matches an
+ * unfused QDQ graph bit for bit):
+ *   v = (float)(a - a_zero_point) * a_scale + (float)(b - b_zero_point) * b_scale
+ *   y = clamp(nearbyintf(v / y_scale) + y_zero_point, min, max)
+ * with each multiply, the add and the divide rounded separately (no FMA
+ * contraction). a and b are the same shape (no broadcasting). */
+typedef struct axle_qu8_add_params_t {
+  float a_scale, b_scale, y_scale;
+  int32_t a_zero_point, b_zero_point, y_zero_point;
+  uint8_t min, max;
+} axle_qu8_add_params_t;
+
+void axle_qu8_add__scalar(size_t n, const uint8_t* a, const uint8_t* b,
+                          const axle_qu8_add_params_t* q, uint8_t* y);
+void axle_qu8_add__avx2(size_t n, const uint8_t* a, const uint8_t* b,
+                        const axle_qu8_add_params_t* q, uint8_t* y);
+/* The variant for axle_kernels_isa(), split over par's threads. */
+void axle_qu8_add(size_t n, const uint8_t* a, const uint8_t* b, const axle_qu8_add_params_t* q,
+                  uint8_t* y, const axle_parallel_t* par);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* AXLE_KERNELS_QU8_H_ */
