@@ -535,7 +535,7 @@ static axle_status_t create_native(axle_session_t* s, const axle_model_t* m, con
     }
     if (st != AXLE_OK)
       return axle_status_annotate(st, "%s: device '%s'", d->plugin->name, d->info.name);
-    uint32_t di;
+    uint32_t di = 0;
     st = add_dev(s, d, &di);
     if (st != AXLE_OK) {
       d->plugin->table->executable_release(exe);
@@ -657,7 +657,7 @@ axle_status_t axle_session_create(axle_runtime_t* rt, axle_model_t* model,
     goto fail;
   }
   for (uint32_t i = 0; i < name_count; ++i) {
-    uint32_t rt_index, di;
+    uint32_t rt_index = 0, di = 0;
     if (!names[i]) {
       st = axle_status_make(AXLE_STATUS_INVALID_ARGUMENT, "device name %u is NULL", i);
       goto fail;
@@ -686,7 +686,7 @@ axle_status_t axle_session_create(axle_runtime_t* rt, axle_model_t* model,
   int32_t cpu_dev = -1;
   axle_device_t* cpu = axle_runtime_cpu_device(rt);
   if (cpu) {
-    uint32_t di;
+    uint32_t di = 0;
     st = add_dev(s, cpu, &di);
     if (st != AXLE_OK) goto fail;
     cpu_dev = (int32_t)di;

@@ -11,8 +11,6 @@
  *                       activation rule the KPU follows (docs/k210.md)
  *   AXLE_K210_SIMD      "0" uses the scalar reference kernel only
  */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +25,7 @@
 #include "k210_ops.h"
 #include "k210_run.h"
 #include "k210_scratch.h"
+#include "plugin_queue.h"
 
 #define K210_NAME "k210"
 #define K210_EXPORT __attribute__((visibility("default")))
@@ -54,14 +53,9 @@ struct axle_hal_executable_t {
 };
 
 typedef struct k210_job_t {
-  struct k210_job_t* next;
+  axle_plugin_job_t q; /* the queue's part: token, cancellation */
   const axle_hal_executable_t* exe;
-  void* completion;
-  const volatile int32_t* cancel_flag;
-  atomic_int cancelled;
-  uint64_t deadline_ns;
-  void* trace_ctx;
-  void* io[]; /* resolved address of every input/output */
+  void* io[];          /* resolved address of every input/output */
 } k210_job_t;
 
 struct axle_hal_device_t {
@@ -71,11 +65,7 @@ struct axle_hal_device_t {
   k210_chip_t chip;
   uint8_t* staging;
   size_t staging_cap;
-  pthread_t worker;
-  pthread_mutex_t lock; /* guards the queue below */
-  pthread_cond_t wake, idle;
-  k210_job_t *head, *tail, *running;
-  int stopping;
+  axle_plugin_queue_t queue; /* its worker runs the chip */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -124,7 +114,7 @@ static int32_t k210_device_info(axle_hal_plugin_state_t* state, uint32_t index, 
   return AXLE_HAL_OK;
 }
 
-static void* k210_worker_main(void* arg);
+static int32_t execute(void* owner, axle_plugin_job_t* queued);
 
 static int32_t k210_device_open(axle_hal_plugin_state_t* state, uint32_t index, axle_hal_device_t** out) {
   const axle_hal_host_t* host = state->host;
@@ -144,13 +134,7 @@ static int32_t k210_device_open(axle_hal_plugin_state_t* state, uint32_t index, 
   dev->rule = rounding && strcmp(rounding, "v0.1") == 0 ? K210_ACT_RULE_V01 : K210_ACT_RULE_V02;
   const char* simd = getenv("AXLE_K210_SIMD");
   k210_kpu_set_simd(dev->chip.kpu, !(simd && strcmp(simd, "0") == 0));
-  pthread_mutex_init(&dev->lock, NULL);
-  pthread_cond_init(&dev->wake, NULL);
-  pthread_cond_init(&dev->idle, NULL);
-  if (pthread_create(&dev->worker, NULL, k210_worker_main, dev) != 0) {
-    pthread_cond_destroy(&dev->idle);
-    pthread_cond_destroy(&dev->wake);
-    pthread_mutex_destroy(&dev->lock);
+  if (axle_plugin_queue_start(&dev->queue, host, execute, dev) != 0) {
     k210_chip_free(&dev->chip);
     host->free(dev);
     return host->status_make(AXLE_HAL_RESOURCE_EXHAUSTED, K210_NAME ": cannot start the worker thread");
@@ -159,23 +143,10 @@ static int32_t k210_device_open(axle_hal_plugin_state_t* state, uint32_t index, 
   return AXLE_HAL_OK;
 }
 
-static void cancel_all_locked(axle_hal_device_t* dev) {
-  if (dev->running) atomic_store(&dev->running->cancelled, 1);
-  for (k210_job_t* j = dev->head; j; j = j->next) atomic_store(&j->cancelled, 1);
-}
-
 static void k210_device_close(axle_hal_device_t* dev) {
   if (!dev) return;
   /* Queued work completes as CANCELLED: no completion token is lost. */
-  pthread_mutex_lock(&dev->lock);
-  dev->stopping = 1;
-  cancel_all_locked(dev);
-  pthread_cond_broadcast(&dev->wake);
-  pthread_mutex_unlock(&dev->lock);
-  pthread_join(dev->worker, NULL);
-  pthread_cond_destroy(&dev->idle);
-  pthread_cond_destroy(&dev->wake);
-  pthread_mutex_destroy(&dev->lock);
+  axle_plugin_queue_stop(&dev->queue);
   k210_chip_free(&dev->chip);
   free(dev->staging);
   dev->host->free(dev);
@@ -433,26 +404,12 @@ static int32_t k210_submit(axle_hal_device_t* dev, const axle_hal_submit_info_t*
     }
     job->io[i] = base + b->offset + off;
   }
-  job->next = NULL;
+  axle_plugin_job_init(&job->q, info);
   job->exe = exe;
-  job->completion = info->completion;
-  job->cancel_flag = info->cancel_flag;
-  atomic_init(&job->cancelled, 0);
-  job->deadline_ns = info->deadline_ns;
-  job->trace_ctx = info->trace_ctx;
-  pthread_mutex_lock(&dev->lock);
-  if (dev->stopping) {
-    pthread_mutex_unlock(&dev->lock);
+  if (axle_plugin_queue_push(&dev->queue, &job->q) != 0) {
     host->free(job);
     return host->status_make(AXLE_HAL_BUSY, K210_NAME ": submit: device is closing");
   }
-  if (dev->tail)
-    dev->tail->next = job;
-  else
-    dev->head = job;
-  dev->tail = job;
-  pthread_cond_signal(&dev->wake);
-  pthread_mutex_unlock(&dev->lock);
   return AXLE_HAL_OK;
 }
 
@@ -463,10 +420,7 @@ typedef struct run_ctx_t {
 
 static int32_t should_stop(void* ctx) {
   run_ctx_t* r = (run_ctx_t*)ctx;
-  k210_job_t* job = r->job;
-  if ((job->cancel_flag && *job->cancel_flag) || atomic_load(&job->cancelled)) return AXLE_HAL_CANCELLED;
-  if (job->deadline_ns && r->dev->host->now_ns() >= job->deadline_ns) return AXLE_HAL_TIMEOUT;
-  return AXLE_HAL_OK;
+  return axle_plugin_job_should_stop(r->dev->host, &r->job->q);
 }
 
 static const char* const k_pool_names[K210_POOL_COUNT] = {
@@ -499,7 +453,7 @@ static void layer_done(void* ctx, const k210_layer_report_t* r) {
   }
   axle_hal_trace_event_t ev = {sizeof(ev), name, r->on_kpu ? "kpu" : "k210 cpu", r->start_ns,
                                r->end_ns - r->start_ns, args, r->on_kpu ? 1 : 2};
-  host->trace(rc->job->trace_ctx, &ev);
+  host->trace(rc->job->q.trace_ctx, &ev);
 }
 
 /* Quantizes the caller's floats to the program's u8 input:
@@ -511,7 +465,9 @@ static void quantize_input(const k210_io_t* io, const float* x, uint8_t* q, uint
   }
 }
 
-static int32_t execute(axle_hal_device_t* dev, k210_job_t* job) {
+static int32_t execute(void* owner, axle_plugin_job_t* queued) {
+  axle_hal_device_t* dev = (axle_hal_device_t*)owner;
+  k210_job_t* job = (k210_job_t*)queued;
   const axle_hal_host_t* host = dev->host;
   const k210_kmodel_t* m = job->exe->model;
   const k210_io_t* in = &m->io[0];
@@ -524,66 +480,30 @@ static int32_t execute(axle_hal_device_t* dev, k210_job_t* job) {
     input = dev->staging;
   }
   run_ctx_t ctx = {dev, job};
-  k210_run_hooks_t hooks = {&ctx, host->now_ns, should_stop, job->trace_ctx ? layer_done : NULL};
+  k210_run_hooks_t hooks = {&ctx, host->now_ns, should_stop, job->q.trace_ctx ? layer_done : NULL};
   uint64_t t0 = host->now_ns(), cycles = 0;
   char why[512];
   int32_t st = k210_run(&dev->chip, m, input, job->io + 1, dev->rule, &hooks, &cycles, why, sizeof(why));
-  if (job->trace_ctx) {
+  if (job->q.trace_ctx) {
     char args[200];
     snprintf(args, sizeof(args), "{\"device\":\"" K210_NAME "\",\"layers\":%u,\"cycles\":%llu,\"chip_ns\":%llu,\"status\":%d}",
              m->layer_count, (unsigned long long)cycles, (unsigned long long)k210_cycles_to_ns(cycles), (int)st);
     uint64_t t1 = host->now_ns();
     axle_hal_trace_event_t ev = {sizeof(ev), K210_NAME " execute", "device", t0, t1 - t0, args, 0};
-    host->trace(job->trace_ctx, &ev);
+    host->trace(job->q.trace_ctx, &ev);
   }
   /* The message travels to the waiting thread with complete(). */
   if (st != AXLE_HAL_OK) host->status_make(st, K210_NAME ": %s", why);
   return st;
 }
 
-static void* k210_worker_main(void* arg) {
-  axle_hal_device_t* dev = (axle_hal_device_t*)arg;
-  pthread_mutex_lock(&dev->lock);
-  for (;;) {
-    while (!dev->head && !dev->stopping) pthread_cond_wait(&dev->wake, &dev->lock);
-    if (!dev->head) break; /* stopping and drained */
-    k210_job_t* job = dev->head;
-    dev->head = job->next;
-    if (!dev->head) dev->tail = NULL;
-    dev->running = job;
-    pthread_mutex_unlock(&dev->lock);
-    int32_t st = execute(dev, job);
-    pthread_mutex_lock(&dev->lock);
-    dev->running = NULL;
-    if (!dev->head) pthread_cond_broadcast(&dev->idle);
-    pthread_mutex_unlock(&dev->lock);
-    /* Complete outside the lock: the core may submit or cancel from inside. */
-    void* completion = job->completion;
-    dev->host->free(job);
-    dev->host->complete(completion, st);
-    pthread_mutex_lock(&dev->lock);
-  }
-  pthread_cond_broadcast(&dev->idle);
-  pthread_mutex_unlock(&dev->lock);
-  return NULL;
-}
-
 static int32_t k210_cancel(axle_hal_device_t* dev, void* completion) {
-  pthread_mutex_lock(&dev->lock);
-  if (dev->running && dev->running->completion == completion) atomic_store(&dev->running->cancelled, 1);
-  for (k210_job_t* j = dev->head; j; j = j->next)
-    if (j->completion == completion) atomic_store(&j->cancelled, 1);
-  pthread_mutex_unlock(&dev->lock);
-  /* An unknown token has already completed: the race is inherent. */
+  axle_plugin_queue_cancel(&dev->queue, completion);
   return AXLE_HAL_OK;
 }
 
 static int32_t k210_reset(axle_hal_device_t* dev) {
-  pthread_mutex_lock(&dev->lock);
-  cancel_all_locked(dev);
-  if (!pthread_equal(pthread_self(), dev->worker))
-    while (dev->head || dev->running) pthread_cond_wait(&dev->idle, &dev->lock);
-  pthread_mutex_unlock(&dev->lock);
+  axle_plugin_queue_reset(&dev->queue);
   return AXLE_HAL_OK;
 }
 

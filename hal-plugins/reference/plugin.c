@@ -21,11 +21,12 @@
  *                      when a device is opened). Tests use it to make timing
  *                      (timeouts, cancellation, pending events) deterministic.
  *
- * It includes only hal.h and the C library: a plugin never links libaxle.
+ * It includes only hal.h, the C library and the worker-thread queue that
+ * plugins share (hal-plugins/common/plugin_queue.c, compiled in): a plugin
+ * never links libaxle.
  */
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +36,7 @@
 #include <time.h>
 
 #include "axle/hal.h"
+#include "plugin_queue.h"
 
 #define REF_PLUGIN_NAME "reference"
 #define REF_DEVICE_NAME "ref"
@@ -115,28 +117,16 @@ struct axle_hal_executable_t {
 
 /* One submission waiting for or running on the worker. */
 typedef struct ref_job_t {
-  struct ref_job_t* next;
+  axle_plugin_job_t q;                   /* the queue's part: token, cancellation */
   const axle_hal_executable_t* exe;
-  void* completion;
-  const volatile int32_t* cancel_flag;   /* core's flag, may be NULL */
-  atomic_int cancelled;                  /* set by our cancel()/reset()/close */
-  uint64_t deadline_ns;
-  void* trace_ctx;
   uint8_t* base[];                       /* slot_count resolved slot bases */
 } ref_job_t;
 
 struct axle_hal_device_t {
   const axle_hal_host_t* host;
   uint32_t delay_ms;            /* AXLE_REF_DELAY_MS */
-  pthread_t worker;
-  pthread_mutex_t lock;         /* guards everything below */
-  pthread_cond_t wake;          /* worker: new job or stopping */
-  pthread_cond_t idle;          /* reset(): queue drained */
-  ref_job_t* head;
-  ref_job_t* tail;
-  ref_job_t* running;
-  int stopping;
-  int32_t sticky_status;        /* device_status(); the emulator never sets it */
+  axle_plugin_queue_t queue;    /* the worker thread playing the hardware queue */
+  atomic_int sticky_status;     /* device_status(); the emulator never sets it */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -339,7 +329,7 @@ static int32_t ref_device_info(axle_hal_plugin_state_t* state, uint32_t index,
   return AXLE_HAL_OK;
 }
 
-static void* ref_worker_main(void* arg);
+static int32_t ref_execute(void* owner, axle_plugin_job_t* job);
 
 static int32_t ref_device_open(axle_hal_plugin_state_t* state, uint32_t index,
                                axle_hal_device_t** out_device) {
@@ -355,21 +345,16 @@ static int32_t ref_device_open(axle_hal_plugin_state_t* state, uint32_t index,
     return host->status_make(AXLE_HAL_OUT_OF_MEMORY, REF_DEVICE_NAME ": device_open: out of memory");
   memset(dev, 0, sizeof(*dev));
   dev->host = host;
+  atomic_init(&dev->sticky_status, AXLE_HAL_OK);
   const char* delay = getenv("AXLE_REF_DELAY_MS");
   if (delay && *delay) {
     char* end = NULL;
     unsigned long v = strtoul(delay, &end, 10);
     dev->delay_ms = (end && *end == '\0' && v <= 600000ul) ? (uint32_t)v : 0;
   }
-  pthread_mutex_init(&dev->lock, NULL);
-  pthread_cond_init(&dev->wake, NULL);
-  pthread_cond_init(&dev->idle, NULL);
   /* One worker per open device plays the role of the hardware queue: work
    * submitted here completes later, on another thread, as on real devices. */
-  if (pthread_create(&dev->worker, NULL, ref_worker_main, dev) != 0) {
-    pthread_cond_destroy(&dev->idle);
-    pthread_cond_destroy(&dev->wake);
-    pthread_mutex_destroy(&dev->lock);
+  if (axle_plugin_queue_start(&dev->queue, host, ref_execute, dev) != 0) {
     host->free(dev);
     return host->status_make(AXLE_HAL_RESOURCE_EXHAUSTED,
                              REF_DEVICE_NAME ": cannot start the worker thread");
@@ -378,25 +363,11 @@ static int32_t ref_device_open(axle_hal_plugin_state_t* state, uint32_t index,
   return AXLE_HAL_OK;
 }
 
-/* Marks every queued or running job cancelled. Caller holds dev->lock. */
-static void ref_cancel_all_locked(axle_hal_device_t* dev) {
-  if (dev->running) atomic_store(&dev->running->cancelled, 1);
-  for (ref_job_t* j = dev->head; j; j = j->next) atomic_store(&j->cancelled, 1);
-}
-
 static void ref_device_close(axle_hal_device_t* dev) {
   if (!dev) return;
   /* The core waits for its submissions before closing; anything still here
    * is completed as CANCELLED so that no completion token is ever lost. */
-  pthread_mutex_lock(&dev->lock);
-  dev->stopping = 1;
-  ref_cancel_all_locked(dev);
-  pthread_cond_broadcast(&dev->wake);
-  pthread_mutex_unlock(&dev->lock);
-  pthread_join(dev->worker, NULL);
-  pthread_cond_destroy(&dev->idle);
-  pthread_cond_destroy(&dev->wake);
-  pthread_mutex_destroy(&dev->lock);
+  axle_plugin_queue_stop(&dev->queue);
   dev->host->free(dev);
 }
 
@@ -881,13 +852,8 @@ static int32_t ref_submit(axle_hal_device_t* dev, const axle_hal_submit_info_t* 
 
   ref_job_t* job = (ref_job_t*)host->alloc(sizeof(ref_job_t) + sizeof(uint8_t*) * exe->slot_count, 16);
   if (!job) return host->status_make(AXLE_HAL_OUT_OF_MEMORY, REF_DEVICE_NAME ": submit: out of memory");
-  job->next = NULL;
+  axle_plugin_job_init(&job->q, info);
   job->exe = exe;
-  job->completion = info->completion;
-  job->cancel_flag = info->cancel_flag;
-  atomic_init(&job->cancelled, 0);
-  job->deadline_ns = info->deadline_ns;
-  job->trace_ctx = info->trace_ctx;
   /* Resolve slots to host pointers now: the bindings array is only valid for
    * the duration of this call. */
   for (uint32_t s = 0; s < exe->slot_count; ++s) {
@@ -896,29 +862,17 @@ static int32_t ref_submit(axle_hal_device_t* dev, const axle_hal_submit_info_t* 
     job->base[s] = base ? base + bind->offset : NULL;
   }
 
-  pthread_mutex_lock(&dev->lock);
-  if (dev->stopping) {
-    pthread_mutex_unlock(&dev->lock);
+  if (axle_plugin_queue_push(&dev->queue, &job->q) != 0) {
     host->free(job);
     return host->status_make(AXLE_HAL_BUSY, REF_DEVICE_NAME ": submit: device is closing");
   }
-  if (dev->tail)
-    dev->tail->next = job;
-  else
-    dev->head = job;
-  dev->tail = job;
-  pthread_cond_signal(&dev->wake);
-  pthread_mutex_unlock(&dev->lock);
   return AXLE_HAL_OK;
 }
 
 /* Why the current job must stop now, or AXLE_HAL_OK to go on. Checked
  * between steps and while sleeping, the "units of work" of this device. */
 static int32_t ref_should_stop(const axle_hal_host_t* host, ref_job_t* job) {
-  if ((job->cancel_flag && *job->cancel_flag) || atomic_load(&job->cancelled))
-    return AXLE_HAL_CANCELLED;
-  if (job->deadline_ns && host->now_ns() >= job->deadline_ns) return AXLE_HAL_TIMEOUT;
-  return AXLE_HAL_OK;
+  return axle_plugin_job_should_stop(host, &job->q);
 }
 
 static int32_t ref_delay(const axle_hal_host_t* host, ref_job_t* job, uint32_t ms) {
@@ -958,7 +912,9 @@ static void* ref_operand_ptr(const axle_hal_executable_t* exe, const ref_job_t* 
   }
 }
 
-static int32_t ref_execute(axle_hal_device_t* dev, ref_job_t* job) {
+static int32_t ref_execute(void* owner, axle_plugin_job_t* queued) {
+  axle_hal_device_t* dev = (axle_hal_device_t*)owner;
+  ref_job_t* job = (ref_job_t*)queued;
   const axle_hal_host_t* host = dev->host;
   const axle_hal_executable_t* exe = job->exe;
   uint64_t t0 = host->now_ns();
@@ -975,85 +931,41 @@ static int32_t ref_execute(axle_hal_device_t* dev, ref_job_t* job) {
                  (float*)ref_operand_ptr(exe, job, &s->out));
     uint64_t te = host->now_ns();
     ++done;
-    if (job->trace_ctx) {
+    if (job->q.trace_ctx) {
       char args[160];
       snprintf(args, sizeof(args), "{\"op\":\"%s\",\"device\":\"" REF_DEVICE_NAME "\",\"elements\":%llu}",
                ref_op_name(s->op), (unsigned long long)s->elements);
       axle_hal_trace_event_t ev = {sizeof(ev), s->name, ref_op_name(s->op), ts, te - ts, args, 1};
-      host->trace(job->trace_ctx, &ev);
+      host->trace(job->q.trace_ctx, &ev);
     }
   }
-  if (job->trace_ctx) {
+  if (job->q.trace_ctx) {
     /* The device-level event: the whole submission on the main track. */
     char args[160];
     snprintf(args, sizeof(args), "{\"device\":\"" REF_DEVICE_NAME "\",\"steps\":%u,\"done\":%u,\"status\":%d}",
              exe->step_count, done, (int)status);
     uint64_t t1 = host->now_ns();
     axle_hal_trace_event_t ev = {sizeof(ev), REF_DEVICE_NAME " execute", "device", t0, t1 - t0, args, 0};
-    host->trace(job->trace_ctx, &ev);
+    host->trace(job->q.trace_ctx, &ev);
   }
   return status;
 }
 
-static void* ref_worker_main(void* arg) {
-  axle_hal_device_t* dev = (axle_hal_device_t*)arg;
-  pthread_mutex_lock(&dev->lock);
-  for (;;) {
-    while (!dev->head && !dev->stopping) pthread_cond_wait(&dev->wake, &dev->lock);
-    if (!dev->head) break; /* stopping and drained */
-    ref_job_t* job = dev->head;
-    dev->head = job->next;
-    if (!dev->head) dev->tail = NULL;
-    dev->running = job;
-    pthread_mutex_unlock(&dev->lock);
-
-    int32_t status = ref_execute(dev, job);
-
-    pthread_mutex_lock(&dev->lock);
-    dev->running = NULL;
-    if (!dev->head) pthread_cond_broadcast(&dev->idle);
-    pthread_mutex_unlock(&dev->lock);
-    /* Complete outside the lock: the core may submit or cancel from inside
-     * complete(). After this call the token is the core's again. */
-    void* completion = job->completion;
-    dev->host->free(job);
-    dev->host->complete(completion, status);
-    pthread_mutex_lock(&dev->lock);
-  }
-  pthread_cond_broadcast(&dev->idle);
-  pthread_mutex_unlock(&dev->lock);
-  return NULL;
-}
-
 static int32_t ref_cancel(axle_hal_device_t* dev, void* completion) {
-  pthread_mutex_lock(&dev->lock);
-  if (dev->running && dev->running->completion == completion)
-    atomic_store(&dev->running->cancelled, 1);
-  for (ref_job_t* j = dev->head; j; j = j->next)
-    if (j->completion == completion) atomic_store(&j->cancelled, 1);
-  pthread_mutex_unlock(&dev->lock);
-  /* A token we do not hold has already completed (or is completing): the
-   * race is inherent, so that is success, not an error. */
+  axle_plugin_queue_cancel(&dev->queue, completion);
   return AXLE_HAL_OK;
 }
 
+/* Returns with the device idle (unless called from complete() on the
+ * worker) and its sticky status cleared. */
 static int32_t ref_reset(axle_hal_device_t* dev) {
-  pthread_mutex_lock(&dev->lock);
-  ref_cancel_all_locked(dev);
-  /* Wait for the queue to drain so the device is really idle on return,
-   * unless we are the worker itself (reset() called from complete()). */
-  if (!pthread_equal(pthread_self(), dev->worker))
-    while (dev->head || dev->running) pthread_cond_wait(&dev->idle, &dev->lock);
-  dev->sticky_status = AXLE_HAL_OK;
-  pthread_mutex_unlock(&dev->lock);
+  axle_plugin_queue_reset(&dev->queue);
+  atomic_store(&dev->sticky_status, AXLE_HAL_OK);
   return AXLE_HAL_OK;
 }
 
 static int32_t ref_device_status(axle_hal_device_t* dev) {
-  pthread_mutex_lock(&dev->lock);
-  int32_t st = dev->sticky_status;
-  pthread_mutex_unlock(&dev->lock);
-  return st;
+  return atomic_load(&dev->sticky_status);
 }
 
 /* ------------------------------------------------------------------------ */
