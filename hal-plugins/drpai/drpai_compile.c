@@ -25,7 +25,10 @@ typedef enum op_t {
   OP_GAVGPOOL,
   OP_ACT,
   OP_RESHAPE,
-  OP_SOFTMAX
+  OP_SOFTMAX,
+  OP_ADD,
+  OP_MUL,
+  OP_CONCAT
 } op_t;
 
 static const struct {
@@ -51,7 +54,10 @@ static const struct {
             {"Squeeze", OP_RESHAPE},
             {"Unsqueeze", OP_RESHAPE},
             {"Identity", OP_RESHAPE},
-            {"Softmax", OP_SOFTMAX}};
+            {"Softmax", OP_SOFTMAX},
+            {"Add", OP_ADD},
+            {"Mul", OP_MUL},
+            {"Concat", OP_CONCAT}};
 
 static op_t op_of(const axle_hal_node_t* n) {
   if (n->domain && n->domain[0]) return OP_NONE;
@@ -283,6 +289,85 @@ static int32_t check_pool(why_t* w, const axle_hal_graph_t* g, const axle_hal_no
   return AXLE_HAL_OK;
 }
 
+/* The shape as N, C, H, W (leading 1s for a lower rank). */
+static void nchw(const axle_hal_tensor_t* t, int64_t d[4]) {
+  for (uint32_t k = 0; k < 4; ++k) d[k] = k + t->rank >= 4 ? t->shape[k + t->rank - 4] : 1;
+}
+
+/* Which input of an Add/Mul is broadcast per channel: -1 neither (same
+ * shapes), 0 or 1, or -2 for a broadcast the AI-MAC cannot do. */
+static int per_channel_operand(const axle_hal_tensor_t* a, const axle_hal_tensor_t* b, const axle_hal_tensor_t* y) {
+  int64_t ea = axle_hal_tensor_elements(a), eb = axle_hal_tensor_elements(b), ey = axle_hal_tensor_elements(y);
+  if (ea == ey && eb == ey) {
+    for (uint32_t k = 0; k < y->rank && a->rank == y->rank && b->rank == y->rank; ++k)
+      if (a->shape[k] != y->shape[k] || b->shape[k] != y->shape[k]) return -2;
+    return a->rank == y->rank && b->rank == y->rank ? -1 : -2;
+  }
+  if (y->rank != 4) return -2;
+  const axle_hal_tensor_t* small = ea == ey ? b : a;
+  const axle_hal_tensor_t* full = ea == ey ? a : b;
+  if (axle_hal_tensor_elements(full) != ey || full->rank != 4) return -2;
+  for (uint32_t k = 0; k < 4; ++k)
+    if (full->shape[k] != y->shape[k]) return -2;
+  int64_t d[4];
+  if (small->rank > 4) return -2;
+  nchw(small, d);
+  if (d[0] != 1 || d[1] != y->shape[1] || d[2] != 1 || d[3] != 1) return -2;
+  return ea == ey ? 1 : 0;
+}
+
+static int32_t check_binary(why_t* w, const axle_hal_graph_t* g, const axle_hal_node_t* n) {
+  if (n->input_count != 2) return decline(w, "needs two inputs");
+  const axle_hal_tensor_t *a = tin(g, n, 0), *b = tin(g, n, 1), *y = tout(g, n, 0);
+  if (is_const(b))
+    return decline(w, "a constant operand is not supported (the AI-MAC adds and multiplies two int8 activations)");
+  int32_t st = check_activation(w, b, 1);
+  if (st != AXLE_HAL_OK) return st;
+  if (per_channel_operand(a, b, y) == -2)
+    return decline(w, "operands must have the output's shape, or one of them [1, C, 1, 1] of an NCHW output");
+  return AXLE_HAL_OK;
+}
+
+/* Concat's axis, outer and inner extents; -1 when the AI-MAC cannot do it. */
+static int concat_geometry(const axle_hal_graph_t* g, const axle_hal_node_t* n, uint32_t* axis, int64_t* outer,
+                           int64_t* inner) {
+  const axle_hal_tensor_t* y = tout(g, n, 0);
+  int64_t ax = attr_int(n, "axis", 1);
+  if (ax < 0) ax += y->rank;
+  if (ax < 0 || ax >= (int64_t)y->rank) return -1;
+  *axis = (uint32_t)ax;
+  *outer = *inner = 1;
+  for (uint32_t d = 0; d < y->rank; ++d) {
+    if (d < ax) *outer *= y->shape[d];
+    if (d > ax) *inner *= y->shape[d];
+  }
+  int64_t last = ax + 1 < (int64_t)y->rank ? y->shape[y->rank - 1] : 1;
+  if (*outer > DRPAI_MAX_DIM || *inner / last > DRPAI_MAX_DIM) return -1;
+  int64_t total = 0;
+  for (uint32_t i = 0; i < n->input_count; ++i) {
+    const axle_hal_tensor_t* x = tin(g, n, i);
+    if (!x || x->rank != y->rank) return -1;
+    for (uint32_t d = 0; d < y->rank; ++d)
+      if (d != ax && x->shape[d] != y->shape[d]) return -1;
+    total += x->shape[ax];
+  }
+  return total == y->shape[ax] ? 0 : -1;
+}
+
+static int32_t check_concat(why_t* w, const axle_hal_graph_t* g, const axle_hal_node_t* n) {
+  for (uint32_t i = 1; i < n->input_count; ++i) {
+    const axle_hal_tensor_t* x = tin(g, n, i);
+    if (is_const(x)) return decline(w, "a constant input is not supported");
+    int32_t st = check_activation(w, x, 1);
+    if (st != AXLE_HAL_OK) return st;
+  }
+  uint32_t axis;
+  int64_t outer, inner;
+  if (concat_geometry(g, n, &axis, &outer, &inner) != 0)
+    return decline(w, "inputs must match the output except along the axis, within the AI-MAC's extents");
+  return AXLE_HAL_OK;
+}
+
 int32_t drpai_check_node(const axle_hal_graph_t* g, uint32_t index, char* reason, size_t size) {
   char dummy[1];
   if (!reason || size == 0) {
@@ -300,7 +385,7 @@ int32_t drpai_check_node(const axle_hal_graph_t* g, uint32_t index, char* reason
   if (n->domain && n->domain[0]) return decline(&w, "domain '%s' is not supported", n->domain);
   if (op == OP_NONE)
     return decline(&w, "op not supported (the DRP-AI runs int8 Conv, Gemm, MatMul, pooling, "
-                   "activations and reshapes, and Softmax as post-processing)");
+                   "activations, Add, Mul, Concat and reshapes, and Softmax as post-processing)");
   if (n->input_count < 1 || n->output_count < 1) return decline(&w, "missing input or output");
   const axle_hal_tensor_t *x = tin(g, n, 0), *y = tout(g, n, 0);
   if (!x || !y) return decline(&w, "missing input or output");
@@ -328,6 +413,9 @@ int32_t drpai_check_node(const axle_hal_graph_t* g, uint32_t index, char* reason
       if (axle_hal_tensor_elements(x) != axle_hal_tensor_elements(y))
         return decline(&w, "input and output element counts differ");
       return AXLE_HAL_OK;
+    case OP_ADD:
+    case OP_MUL: return check_binary(&w, g, n);
+    case OP_CONCAT: return check_concat(&w, g, n);
     case OP_SOFTMAX:
       /* The DRP runs it in float on the AI-MAC's dequantized result, so
        * nothing int8 can follow it. */
@@ -367,6 +455,8 @@ typedef struct dstage_t {
 typedef struct layer_t {
   uint32_t op;
   ref_t in, out;
+  int has_in2;
+  ref_t in2;                     /* second operand of ADD / MUL */
   uint32_t in_bytes, out_bytes;
   drpai_cmd_t cmd;
   int has_param;
@@ -788,6 +878,80 @@ static int32_t compile_lut(cc_t* c, const axle_hal_node_t* n, drpai_act_fn f, co
   return AXLE_HAL_OK;
 }
 
+static int32_t compile_binary(cc_t* c, const axle_hal_node_t* n, int mul) {
+  const axle_hal_graph_t* g = c->g;
+  const axle_hal_tensor_t* y = tout(g, n, 0);
+  /* The full-size operand is a, the per-channel one (if any) b: both ops
+   * commute. */
+  int small = per_channel_operand(tin(g, n, 0), tin(g, n, 1), y);
+  int ia = small == 0 ? 1 : 0;
+  const value_t *va = &c->values[n->inputs[ia]], *vb = &c->values[n->inputs[1 - ia]];
+  value_t* vy;
+  if (new_value(c, n->outputs[0], &vy) != 0) return OOM(c);
+  layer_t* l = add_layer(c, mul ? DRPAI_AIMAC_MUL : DRPAI_AIMAC_ADD, va->at, va->bytes, vy->at, vy->bytes);
+  if (!l) return OOM(c);
+  l->has_in2 = 1;
+  l->in2 = vb->at;
+  int32_t* cmd = l->cmd.c;
+  int64_t d[4];
+  nchw(y, d);
+  cmd[DRPAI_C_N] = (int32_t)d[0];
+  cmd[DRPAI_C_CIN] = cmd[DRPAI_C_COUT] = (int32_t)d[1];
+  cmd[DRPAI_C_HIN] = cmd[DRPAI_C_HOUT] = (int32_t)d[2];
+  cmd[DRPAI_C_WIN] = cmd[DRPAI_C_WOUT] = (int32_t)d[3];
+  cmd[DRPAI_C_IN_ZP] = va->zp;
+  cmd[DRPAI_C_B_ZP] = vb->zp;
+  cmd[DRPAI_C_OUT_ZP] = vy->zp;
+  cmd[DRPAI_C_FLAGS] = small >= 0 ? DRPAI_CF_B_PER_CHANNEL : 0;
+  int bad;
+  if (mul) {
+    bad = drpai_quant_multiplier((double)va->scale * vb->scale / vy->scale, &cmd[DRPAI_C_MULT], &cmd[DRPAI_C_SHIFT]);
+  } else {
+    /* One shift for both operands, chosen for the larger ratio; the other
+     * multiplier is then exact to the same precision. */
+    double ra = (double)va->scale / vy->scale, rb = (double)vb->scale / vy->scale;
+    int32_t m;
+    bad = drpai_quant_multiplier(ra > rb ? ra : rb, &m, &cmd[DRPAI_C_SHIFT]);
+    double unit = ldexp(1.0, cmd[DRPAI_C_SHIFT]);
+    cmd[DRPAI_C_MULT] = (int32_t)llround(ra * unit);
+    cmd[DRPAI_C_B_MULT] = (int32_t)llround(rb * unit);
+  }
+  if (bad != 0)
+    return cfail(c, AXLE_HAL_UNSUPPORTED, DEV ": node '%s': rescale factor cannot be represented", n->name);
+  return AXLE_HAL_OK;
+}
+
+static int32_t compile_concat(cc_t* c, const axle_hal_node_t* n) {
+  const axle_hal_graph_t* g = c->g;
+  const axle_hal_tensor_t* y = tout(g, n, 0);
+  uint32_t axis;
+  int64_t outer, inner;
+  concat_geometry(g, n, &axis, &outer, &inner);
+  int64_t w = axis + 1 < y->rank ? y->shape[y->rank - 1] : 1;
+  value_t* vy;
+  if (new_value(c, n->outputs[0], &vy) != 0) return OOM(c);
+  int64_t offset = 0;
+  for (uint32_t i = 0; i < n->input_count; ++i) {
+    const value_t* vx = &c->values[n->inputs[i]];
+    int64_t cin = tin(g, n, i)->shape[axis];
+    layer_t* l = add_layer(c, DRPAI_AIMAC_CONCAT, vx->at, vx->bytes, vy->at, vy->bytes);
+    if (!l) return OOM(c);
+    int32_t* cmd = l->cmd.c;
+    cmd[DRPAI_C_N] = (int32_t)outer;
+    cmd[DRPAI_C_CIN] = (int32_t)cin;
+    cmd[DRPAI_C_HIN] = cmd[DRPAI_C_HOUT] = (int32_t)(inner / w);
+    cmd[DRPAI_C_WIN] = cmd[DRPAI_C_WOUT] = (int32_t)w;
+    cmd[DRPAI_C_COUT] = (int32_t)y->shape[axis];
+    cmd[DRPAI_C_OFFSET] = (int32_t)offset;
+    cmd[DRPAI_C_IN_ZP] = vx->zp;
+    cmd[DRPAI_C_OUT_ZP] = vy->zp;
+    if (drpai_quant_multiplier((double)vx->scale / vy->scale, &cmd[DRPAI_C_MULT], &cmd[DRPAI_C_SHIFT]) != 0)
+      return cfail(c, AXLE_HAL_UNSUPPORTED, DEV ": node '%s': rescale factor cannot be represented", n->name);
+    offset += cin;
+  }
+  return AXLE_HAL_OK;
+}
+
 /* act: a Relu/Clip fused into this Conv/Gemm/MatMul, or NULL. */
 static int32_t compile_node(cc_t* c, const axle_hal_node_t* n, const axle_hal_node_t* act, const int32_t* out_slot) {
   const axle_hal_graph_t* g = c->g;
@@ -800,6 +964,9 @@ static int32_t compile_node(cc_t* c, const axle_hal_node_t* n, const axle_hal_no
     case OP_AVGPOOL:
     case OP_GMAXPOOL:
     case OP_GAVGPOOL: return compile_pool(c, n, op);
+    case OP_ADD: return compile_binary(c, n, 0);
+    case OP_MUL: return compile_binary(c, n, 1);
+    case OP_CONCAT: return compile_concat(c, n);
     case OP_ACT: {
       float args[2] = {0.0f, 0.0f};
       drpai_act_fn f = act_of(g, n, args);
@@ -1105,6 +1272,7 @@ static int32_t build_files(cc_t* c, uint32_t org_base, drpai_program_t* p) {
     drpai_put32(e + 16, l->has_param ? pi : DRPAI_NO_PARAM);
     drpai_put32(e + 20, l->in_bytes);
     drpai_put32(e + 24, l->out_bytes);
+    drpai_put32(e + 28, l->has_in2 ? addr(p, l->in2) : 0);
     for (uint32_t k = 0; k < DRPAI_AIMAC_CMD_WORDS; ++k)
       drpai_put32(ac + DRPAI_HEADER_BYTES + (size_t)i * DRPAI_AIMAC_CMD_ENTRY + 4 * k, (uint32_t)l->cmd.c[k]);
     if (!l->has_param) continue;

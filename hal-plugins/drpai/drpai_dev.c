@@ -94,6 +94,14 @@ int drpai_dev_ioctl(drpai_dev_t* dev, unsigned long request, void* arg) {
   return ioctl(dev->fd, request, arg) < 0 ? -errno : 0;
 }
 
+int drpai_dev_reserve(drpai_dev_t* dev, uint64_t size, uint32_t org, uint64_t* out) {
+  return dev->backend == DRPAI_BACKEND_EMULATOR ? drpai_emu_reserve(dev->emu, size, org, out) : -ENOTSUP;
+}
+
+void drpai_dev_unreserve(drpai_dev_t* dev, uint64_t phys) {
+  if (dev->backend == DRPAI_BACKEND_EMULATOR) drpai_emu_unreserve(dev->emu, phys);
+}
+
 int drpai_dev_last_stats(const drpai_dev_t* dev, drpai_run_stats_t* out) {
   memset(out, 0, sizeof(*out));
   if (dev->backend != DRPAI_BACKEND_EMULATOR) return 0;

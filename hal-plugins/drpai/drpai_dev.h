@@ -35,6 +35,13 @@ int drpai_dev_pollfd(const drpai_dev_t* dev);
 ssize_t drpai_dev_read(drpai_dev_t* dev, void* buf, size_t count);
 ssize_t drpai_dev_write(drpai_dev_t* dev, const void* buf, size_t count);
 int drpai_dev_ioctl(drpai_dev_t* dev, unsigned long request, void* arg);
+/* A range of size bytes of the DRP-AI area for a program whose DRP-AI
+ * addresses start at org (lower 24 bits agree): from the emulator's
+ * allocator shared by all processes (drpai_emu_reserve), or -ENOTSUP on the
+ * driver, where the caller chooses. Released by drpai_dev_unreserve or when
+ * the process ends. */
+int drpai_dev_reserve(drpai_dev_t* dev, uint64_t size, uint32_t org, uint64_t* out);
+void drpai_dev_unreserve(drpai_dev_t* dev, uint64_t phys);
 /* Modelled statistics of the last inference: emulator only (0 otherwise). */
 int drpai_dev_last_stats(const drpai_dev_t* dev, drpai_run_stats_t* out);
 

@@ -3,7 +3,8 @@
  * provoke through the driver interface alone (a hardware reset that fails,
  * an allocation failure inside the driver, another process holding the
  * device), so that every error number of the driver manual can be checked.
- * Process-wide, like the device; for tests only.
+ * Per process (a fault fires in the process that armed it; the holds take
+ * the device's locks in the caller's process); for tests only.
  */
 #ifndef AXLE_DRPAI_EMU_TEST_H_
 #define AXLE_DRPAI_EMU_TEST_H_
@@ -24,6 +25,10 @@ void drpai_emu_test_hold_rw(int hold);
 /* Holds exclusive control of the device (others time out with ETIMEDOUT)
  * or releases it. */
 void drpai_emu_test_hold_exclusive(int hold);
+/* Takes the device's internal lock and never gives it back: for a process
+ * that is about to be killed, to check that the others recover the lock
+ * (EOWNERDEAD) and the device. */
+void drpai_emu_test_hold_device_lock(void);
 /* Overrides AXLE_DRPAI_EMU_TIMEOUT_MS / AXLE_DRPAI_EMU_RUN_US (0 restores the
  * environment's value), and makes every read()/write() keep the read/write
  * permission for us microseconds, so that concurrent callers see ERESTART. */

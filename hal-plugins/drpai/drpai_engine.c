@@ -305,7 +305,7 @@ static int run_layer(eng_t* e, uint32_t li) {
   for (uint32_t k = 0; k < DRPAI_AIMAC_CMD_WORDS; ++k)
     c.c[k] = drpai_geti32(e->acmd.entries + (size_t)ci * DRPAI_AIMAC_CMD_ENTRY + 4 * k);
   const int32_t* w = c.c;
-  uint64_t want_in = 0, want_out = 0, macs = 0, wbytes = 0;
+  uint64_t want_in = 0, want_out = 0, macs = 0, wbytes = 0, nin2 = 0;
   uint32_t channels = 0;
   switch (op) {
     case DRPAI_AIMAC_CONV: {
@@ -344,6 +344,23 @@ static int run_layer(eng_t* e, uint32_t li) {
       want_in = want_out = macs = nin;
       wbytes = 256;
       break;
+    case DRPAI_AIMAC_ADD:
+    case DRPAI_AIMAC_MUL:
+      if (!dims_ok(&c, DRPAI_C_N, DRPAI_C_WIN) || !quant_ok(&c) || w[DRPAI_C_B_ZP] < -128 ||
+          w[DRPAI_C_B_ZP] > 127 || w[DRPAI_C_MULT] < 0 || w[DRPAI_C_B_MULT] < 0 || w[DRPAI_C_SHIFT] < 0 ||
+          w[DRPAI_C_SHIFT] > 62)
+        return FAIL;
+      want_in = want_out = macs = elems(w[DRPAI_C_N], w[DRPAI_C_CIN], w[DRPAI_C_HIN], w[DRPAI_C_WIN]);
+      nin2 = (w[DRPAI_C_FLAGS] & DRPAI_CF_B_PER_CHANNEL) ? (uint64_t)w[DRPAI_C_CIN] : want_in;
+      break;
+    case DRPAI_AIMAC_CONCAT:
+      if (!dims_ok(&c, DRPAI_C_N, DRPAI_C_COUT) || !quant_ok(&c) || w[DRPAI_C_OFFSET] < 0 ||
+          w[DRPAI_C_OFFSET] > w[DRPAI_C_COUT] - w[DRPAI_C_CIN] || w[DRPAI_C_MULT] < 0 || w[DRPAI_C_SHIFT] < 0 ||
+          w[DRPAI_C_SHIFT] > 62)
+        return FAIL;
+      want_in = macs = elems(w[DRPAI_C_N], w[DRPAI_C_CIN], w[DRPAI_C_HIN], w[DRPAI_C_WIN]);
+      want_out = elems(w[DRPAI_C_N], w[DRPAI_C_COUT], w[DRPAI_C_HIN], w[DRPAI_C_WIN]);
+      break;
     default:
       return FAIL;
   }
@@ -352,6 +369,11 @@ static int run_layer(eng_t* e, uint32_t li) {
   int8_t* y = (int8_t*)dev_at(e, out_addr, nout);
   if (!x || !y) return FAIL;
   if (op != DRPAI_AIMAC_LUT && overlap((const uint8_t*)x, nin, (const uint8_t*)y, nout)) return FAIL;
+  const int8_t* x2 = NULL;
+  if (nin2) {
+    x2 = (const int8_t*)dev_at(e, drpai_get32(d + 28), nin2);
+    if (!x2 || overlap((const uint8_t*)x2, nin2, (const uint8_t*)y, nout)) return FAIL;
+  }
   params_t p = {NULL, NULL, NULL};
   if (wbytes && layer_params(e, li, pi, wbytes, channels, op != DRPAI_AIMAC_LUT, &p) != 0) return FAIL;
   switch (op) {
@@ -360,6 +382,9 @@ static int run_layer(eng_t* e, uint32_t li) {
     case DRPAI_AIMAC_MAXPOOL: drpai_k_maxpool(&c, x, y); break;
     case DRPAI_AIMAC_AVGPOOL: drpai_k_avgpool(&c, x, y); break;
     case DRPAI_AIMAC_LUT: drpai_k_lut(x, nin, p.w, y); break;
+    case DRPAI_AIMAC_ADD: drpai_k_eltwise(&c, x, x2, 0, y); break;
+    case DRPAI_AIMAC_MUL: drpai_k_eltwise(&c, x, x2, 1, y); break;
+    case DRPAI_AIMAC_CONCAT: drpai_k_concat(&c, x, y); break;
   }
   e->st->aimac_macs += macs;
   ++e->st->aimac_layers;

@@ -167,7 +167,8 @@ enum {
 
 /* aimac_desc.bin: one entry (32 B) per AI-MAC layer:
  *   u32 op, u32 in_addr, u32 out_addr, u32 cmd_index, u32 param_index
- *   (0xFFFFFFFF = none), u32 in_bytes, u32 out_bytes, u32 0 */
+ *   (0xFFFFFFFF = none), u32 in_bytes, u32 out_bytes, u32 in2_addr
+ * in2_addr is the second operand of ADD and MUL (0 for other layers). */
 #define DRPAI_AIMAC_DESC_ENTRY 32u
 #define DRPAI_NO_PARAM 0xFFFFFFFFu
 enum {
@@ -176,7 +177,10 @@ enum {
   DRPAI_AIMAC_MAXPOOL = 3,
   DRPAI_AIMAC_AVGPOOL = 4,
   DRPAI_AIMAC_LUT = 5,
-  DRPAI_AIMAC_OP_MAX = 5
+  DRPAI_AIMAC_ADD = 6,    /* y = requant((a - a_zp) * MULT + (b - b_zp) * B_MULT) */
+  DRPAI_AIMAC_MUL = 7,    /* y = requant((a - a_zp) * (b - b_zp) * MULT) */
+  DRPAI_AIMAC_CONCAT = 8, /* one input's channels into the output at OFFSET */
+  DRPAI_AIMAC_OP_MAX = 8
 };
 
 /* aimac_cmd.bin: one geometry/arithmetic record (24 x i32) per layer. */
@@ -189,6 +193,18 @@ enum {
   DRPAI_C_MULT, DRPAI_C_SHIFT, DRPAI_C_FLAGS, DRPAI_C_RESERVED
 };
 #define DRPAI_CF_COUNT_PAD 0x1 /* average pool counts padded taps */
+/* ADD / MUL: a and y are N x CIN x HIN x WIN; b is the same, or with
+ * DRPAI_CF_B_PER_CHANNEL one value per channel (CIN bytes), broadcast over
+ * N, H and W. Both results are rounded with SHIFT and clamped to
+ * ACT_MIN..ACT_MAX after adding OUT_ZP. The words a window does not use: */
+#define DRPAI_C_B_ZP DRPAI_C_KH
+#define DRPAI_C_B_MULT DRPAI_C_KW
+#define DRPAI_CF_B_PER_CHANNEL 0x2
+/* CONCAT: the input is N x CIN x HIN x WIN, the output N x COUT x HIN x WIN
+ * (WIN = 1 for a flattened inner extent); the input fills output channels
+ * OFFSET .. OFFSET + CIN - 1, requantized with IN_ZP, MULT, SHIFT, OUT_ZP.
+ * A concatenation of k inputs is k layers writing one output. */
+#define DRPAI_C_OFFSET DRPAI_C_PT
 
 /* aimac_param_desc.bin: one entry (32 B) per parameterised layer:
  *   u32 weight_addr, u32 weight_bytes, u32 bias_addr, u32 bias_bytes,

@@ -114,6 +114,39 @@ static void pool(const drpai_cmd_t* c, const int8_t* x, int8_t* y, int is_max) {
 void drpai_k_maxpool(const drpai_cmd_t* c, const int8_t* x, int8_t* y) { pool(c, x, y, 1); }
 void drpai_k_avgpool(const drpai_cmd_t* c, const int8_t* x, int8_t* y) { pool(c, x, y, 0); }
 
+void drpai_k_eltwise(const drpai_cmd_t* c, const int8_t* a, const int8_t* b, int mul, int8_t* y) {
+  const int32_t* w = c->c;
+  const size_t plane = (size_t)w[DRPAI_C_HIN] * (size_t)w[DRPAI_C_WIN];
+  const size_t ch = (size_t)w[DRPAI_C_CIN];
+  const int per_channel = (w[DRPAI_C_FLAGS] & DRPAI_CF_B_PER_CHANNEL) != 0;
+  size_t i = 0;
+  for (int32_t n = 0; n < w[DRPAI_C_N]; ++n)
+    for (size_t k = 0; k < ch; ++k)
+      for (size_t p = 0; p < plane; ++p, ++i) {
+        int64_t da = a[i] - w[DRPAI_C_IN_ZP];
+        int64_t db = b[per_channel ? k : i] - w[DRPAI_C_B_ZP];
+        /* ADD scales both operands to a common 2^-SHIFT fixed point first,
+         * so that the sum is rounded once. */
+        int64_t v = mul ? drpai_requant(da * db, w[DRPAI_C_MULT], w[DRPAI_C_SHIFT])
+                        : drpai_requant(da * w[DRPAI_C_MULT] + db * w[DRPAI_C_B_MULT], 1, w[DRPAI_C_SHIFT]);
+        y[i] = drpai_sat8(v + w[DRPAI_C_OUT_ZP], w[DRPAI_C_ACT_MIN], w[DRPAI_C_ACT_MAX]);
+      }
+}
+
+void drpai_k_concat(const drpai_cmd_t* c, const int8_t* x, int8_t* y) {
+  const int32_t* w = c->c;
+  const size_t inner = (size_t)w[DRPAI_C_HIN] * (size_t)w[DRPAI_C_WIN];
+  const size_t rows = (size_t)w[DRPAI_C_CIN] * inner;
+  for (int32_t n = 0; n < w[DRPAI_C_N]; ++n) {
+    const int8_t* src = x + (size_t)n * rows;
+    int8_t* dst = y + ((size_t)n * (size_t)w[DRPAI_C_COUT] + (size_t)w[DRPAI_C_OFFSET]) * inner;
+    for (size_t i = 0; i < rows; ++i) {
+      int64_t v = drpai_requant(src[i] - w[DRPAI_C_IN_ZP], w[DRPAI_C_MULT], w[DRPAI_C_SHIFT]);
+      dst[i] = drpai_sat8(v + w[DRPAI_C_OUT_ZP], -128, 127);
+    }
+  }
+}
+
 void drpai_k_lut(const int8_t* x, size_t n, const int8_t* table, int8_t* y) {
   for (size_t i = 0; i < n; ++i) y[i] = table[x[i] + 128];
 }

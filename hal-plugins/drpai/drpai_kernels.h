@@ -41,6 +41,11 @@ void drpai_k_gemm(const drpai_cmd_t* c, const int8_t* x, const int8_t* w, const 
 /* Max / average pooling with the command's window, rescaled by MULT/SHIFT. */
 void drpai_k_maxpool(const drpai_cmd_t* c, const int8_t* x, int8_t* y);
 void drpai_k_avgpool(const drpai_cmd_t* c, const int8_t* x, int8_t* y);
+/* ADD (mul = 0) or MUL (mul = 1) of a and b into y, with the command's
+ * shape, broadcast flag and requantization (drpai_format.h). */
+void drpai_k_eltwise(const drpai_cmd_t* c, const int8_t* a, const int8_t* b, int mul, int8_t* y);
+/* One CONCAT layer: x into its channel range of y. */
+void drpai_k_concat(const drpai_cmd_t* c, const int8_t* x, int8_t* y);
 /* y[i] = table[x[i] + 128]. */
 void drpai_k_lut(const int8_t* x, size_t n, const int8_t* table, int8_t* y);
 

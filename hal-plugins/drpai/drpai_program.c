@@ -366,7 +366,7 @@ static const uint8_t* entry(const drpai_blob_t* b, const char* magic, uint32_t e
 }
 
 static const char* aimac_name(uint32_t op) {
-  static const char* const names[] = {"?", "conv", "gemm", "maxpool", "avgpool", "table"};
+  static const char* const names[] = {"?", "conv", "gemm", "maxpool", "avgpool", "table", "add", "mul", "concat"};
   return op <= DRPAI_AIMAC_OP_MAX ? names[op] : "?";
 }
 
@@ -412,6 +412,13 @@ void drpai_program_report(const drpai_program_t* p, char* text, size_t size) {
         OUT(" %dx%d -> %dx%d int8", w[DRPAI_C_N], w[DRPAI_C_CIN], w[DRPAI_C_N], w[DRPAI_C_COUT]);
       else if (op == DRPAI_AIMAC_LUT)
         OUT(" %u int8 values", drpai_get32(d + 20));
+      else if (op == DRPAI_AIMAC_ADD || op == DRPAI_AIMAC_MUL)
+        OUT(" %dx%dx%dx%d int8 %s %s", w[DRPAI_C_N], w[DRPAI_C_CIN], w[DRPAI_C_HIN], w[DRPAI_C_WIN],
+            op == DRPAI_AIMAC_ADD ? "+" : "*",
+            (w[DRPAI_C_FLAGS] & DRPAI_CF_B_PER_CHANNEL) ? "per-channel operand" : "same-shape operand");
+      else if (op == DRPAI_AIMAC_CONCAT)
+        OUT(" %dx%dx%dx%d -> channels %d..%d of %d", w[DRPAI_C_N], w[DRPAI_C_CIN], w[DRPAI_C_HIN], w[DRPAI_C_WIN],
+            w[DRPAI_C_OFFSET], w[DRPAI_C_OFFSET] + w[DRPAI_C_CIN] - 1, w[DRPAI_C_COUT]);
       else
         OUT(" %dx%dx%dx%d -> %dx%dx%dx%d int8, kernel %dx%d, stride %dx%d", w[DRPAI_C_N], w[DRPAI_C_CIN],
             w[DRPAI_C_HIN], w[DRPAI_C_WIN], w[DRPAI_C_N], op == DRPAI_AIMAC_CONV ? w[DRPAI_C_COUT] : w[DRPAI_C_CIN],

@@ -89,6 +89,10 @@ struct axle_hal_executable_t {
 /* First fit whose address shares the lower 24 bits with org (the ADRCONV
  * rule), so that one SET_ADRCONV maps the whole program. */
 static int region_alloc(axle_hal_device_t* d, uint64_t size, uint32_t org, uint64_t* out) {
+  /* The emulated device is shared with other processes: its own allocator
+   * keeps their programs apart. */
+  int shared = drpai_dev_reserve(d->ctl, size, org, out);
+  if (shared != -ENOTSUP) return shared;
   uint64_t end = d->area_base + d->area_size, at = d->area_base;
   pthread_mutex_lock(&d->lock);
   int rc = -1;
@@ -111,6 +115,7 @@ static int region_alloc(axle_hal_device_t* d, uint64_t size, uint32_t org, uint6
 }
 
 static void region_free(axle_hal_device_t* d, uint64_t phys) {
+  drpai_dev_unreserve(d->ctl, phys);
   pthread_mutex_lock(&d->lock);
   for (uint32_t i = 0; i < d->region_count; ++i) {
     if (d->regions[i].phys == phys) {

@@ -1,6 +1,7 @@
 /*
  * The DRP-AI device through the public API, against the CPU plugin: the
- * digits example and a model exercising every layer kind, calibrated by the
+ * digits example, a model exercising every layer kind and one with Add, Mul
+ * and Concat, calibrated by the
  * core, compiled to DRP-AI programs and run on the emulated device; the
  * placement report without calibration; the object-file directory written
  * through AXLE_DRPAI_EMIT_DIR loaded back as a model (with and without the
@@ -152,6 +153,63 @@ static void test_every_layer_kind(void) {
           worst_steps);
   CU_ASSERT_TRUE(worst < 0.03);
   CU_ASSERT_TRUE(worst_steps <= 6.0);
+  axle_session_release(cpu);
+  axle_session_release(dpu);
+  for (int i = 0; i < 4; ++i) axle_tensor_release(in[i]);
+}
+
+/* Add, Mul (per-channel gate and same-shape) and Concat as AI-MAC layers:
+ * the strict session places every node on the DRP-AI, the placement report
+ * says so, and both outputs agree with the CPU plugin within a few steps of
+ * their calibrated scales. */
+static void test_eltwise_concat(void) {
+  static const int64_t shape[4] = {1, 2, 12, 12};
+  axle_tensor_t* in[4];
+  for (int i = 0; i < 4; ++i)
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in[i] = load_npy(path("tests/drpai/models/ops_in.npy"), 4, shape, (size_t)i * 288));
+  axle_session_t* cpu = session(path("tests/drpai/models/eltwise.onnx"), "cpu", NULL, 0, 0);
+  axle_session_t* dpu = session(path("tests/drpai/models/eltwise.onnx"), "drpai", in, 4, AXLE_SESSION_STRICT);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(cpu);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dpu);
+  char* report = NULL;
+  CU_ASSERT_EQUAL_FATAL(axle_session_placement_report(dpu, AXLE_REPORT_JSON, &report), AXLE_OK);
+  static const char* const kNodes[] = {"add", "mul_per_channel", "mul_same_shape", "concat"};
+  for (int k = 0; k < 4; ++k) {
+    char want[96];
+    snprintf(want, sizeof(want), "\"%s\"", kNodes[k]);
+    const char* at = strstr(report, want);
+    CU_ASSERT_PTR_NOT_NULL(at);
+    /* The node's own record names its device before the next record. */
+    const char* dev = at ? strstr(at, "\"drpai\"") : NULL;
+    const char* next = at ? strchr(at, '}') : NULL;
+    CU_ASSERT_TRUE(dev && next && dev < next);
+  }
+  axle_free(report);
+  double worst[2] = {0, 0};
+  double step[2];
+  for (uint32_t o = 0; o < 2; ++o) {
+    axle_tensor_info_t info = {.struct_size = sizeof info};
+    CU_ASSERT_EQUAL_FATAL(axle_session_output_info(dpu, o, &info), AXLE_OK);
+    CU_ASSERT_EQUAL_FATAL(info.quant.count, 1);
+    step[o] = info.quant.scales[0];
+  }
+  const char* name = "x";
+  for (int i = 0; i < 4; ++i) {
+    axle_tensor_t *a[2] = {NULL, NULL}, *b[2] = {NULL, NULL};
+    CU_ASSERT_EQUAL_FATAL(axle_session_run(cpu, NULL, &name, &in[i], 1, NULL, a, 2), AXLE_OK);
+    CU_ASSERT_EQUAL_FATAL(axle_session_run(dpu, NULL, &name, &in[i], 1, NULL, b, 2), AXLE_OK);
+    for (int o = 0; o < 2; ++o) {
+      size_t n = axle_tensor_byte_size(a[o]) / 4;
+      const float *pa = (const float*)axle_tensor_data(a[o]), *pb = (const float*)axle_tensor_data(b[o]);
+      for (size_t k = 0; k < n; ++k) worst[o] = fmax(worst[o], fabs(pa[k] - pb[k]) / step[o]);
+      axle_tensor_release(a[o]);
+      axle_tensor_release(b[o]);
+    }
+  }
+  fprintf(stderr, "\n  eltwise.onnx (Add, 2 Mul, Concat on the AI-MAC): y within %.2f steps, concat within %.2f steps\n",
+          worst[0], worst[1]);
+  CU_ASSERT_TRUE(worst[0] <= 6.0);
+  CU_ASSERT_TRUE(worst[1] <= 6.0);
   axle_session_release(cpu);
   axle_session_release(dpu);
   for (int i = 0; i < 4; ++i) axle_tensor_release(in[i]);
@@ -346,6 +404,7 @@ int main(void) {
   CU_pSuite s = CU_add_suite("drpai_session", NULL, NULL);
   CU_add_test(s, "digits on the DRP-AI equals the CPU", test_digits);
   CU_add_test(s, "every layer kind equals the CPU", test_every_layer_kind);
+  CU_add_test(s, "Add, Mul and Concat on the AI-MAC equal the CPU", test_eltwise_concat);
   CU_add_test(s, "DRP-AI | CPU | DRP-AI partitions equal the CPU", test_split_partitions);
   CU_add_test(s, "without calibration nodes are declined with the reason", test_no_calibration);
   CU_add_test(s, "AXLE_DRPAI_EMIT_DIR output loads and runs identically", test_emit_and_load);

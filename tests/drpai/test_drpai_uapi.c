@@ -119,13 +119,19 @@ static void write_frame(const float* px, int x0) {
   fclose(f);
 }
 
-static int app(const char* crop[4], float* out) {
+/* Runs the program (with --dup-fork when dup_fork) on g_in; its 10 scores. */
+static int app(const char* crop[4], int dup_fork, float* out) {
   char preload[2200], *asan = getenv("AXLE_DRPAI_ASAN_RUNTIME"), *shim = getenv("AXLE_DRPAI_SHIM");
   if (!shim) return -1;
   snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s", asan && *asan ? asan : "", asan && *asan ? ":" : "", shim);
   const char* extra[] = {preload, NULL};
-  char* argv[9] = {getenv("AXLE_DRPAI_UAPI_APP"), g_dir, g_in, g_out, NULL, NULL, NULL, NULL, NULL};
-  for (int i = 0; crop && i < 4; ++i) argv[4 + i] = (char*)crop[i];
+  char* argv[10] = {getenv("AXLE_DRPAI_UAPI_APP")};
+  int a = 1;
+  if (dup_fork) argv[a++] = "--dup-fork";
+  argv[a++] = g_dir;
+  argv[a++] = g_in;
+  argv[a++] = g_out;
+  for (int i = 0; crop && i < 4; ++i) argv[a++] = (char*)crop[i];
   int rc = run(argv, extra, 0);
   if (rc != 0) return rc;
   FILE* f = fopen(g_out, "rb");
@@ -141,7 +147,9 @@ static int argmax(const float* v) {
   return b;
 }
 
-static void test_app_matches_cpu(void) {
+/* Every digit, plain and cropped, through the program against the CPU
+ * plugin; dup_fork runs it with --dup-fork. */
+static void check_app(int dup_fork) {
   axle_runtime_t* rt = NULL;
   axle_model_t* m = NULL;
   axle_session_t* cpu = NULL;
@@ -160,20 +168,21 @@ static void test_app_matches_cpu(void) {
     const float* pc = (const float*)axle_tensor_data(ref);
     float got[10];
     write_frame((const float*)axle_tensor_data(in), 8);
-    CU_ASSERT_EQUAL_FATAL(app(NULL, got), 0);
+    CU_ASSERT_EQUAL_FATAL(app(NULL, dup_fork, got), 0);
     for (int k = 0; k < 10; ++k) worst = fmax(worst, fabs(got[k] - pc[k]));
     correct += argmax(got) == argmax(pc) && argmax(got) == i;
     /* The digit elsewhere in the frame, found again with PREPOST_CROP. */
     static const char* crop[4] = {"32", "32", "16", "0"};
     write_frame((const float*)axle_tensor_data(in), 16);
-    CU_ASSERT_EQUAL_FATAL(app(crop, got), 0);
+    CU_ASSERT_EQUAL_FATAL(app(crop, dup_fork, got), 0);
     for (int k = 0; k < 10; ++k) worst = fmax(worst, fabs(got[k] - pc[k]));
     cropped += argmax(got) == i;
     axle_tensor_release(ref);
     axle_tensor_release(in);
   }
-  fprintf(stderr, "\n  UAPI program under the shim: %d/10 equal top-1, %d/10 after PREPOST_CROP, "
-                  "max |p_app - p_cpu| = %.4f\n", correct, cropped, worst);
+  fprintf(stderr, "\n  UAPI program under the shim%s: %d/10 equal top-1, %d/10 after PREPOST_CROP, "
+                  "max |p_app - p_cpu| = %.4f\n", dup_fork ? " (dup'ed and fork-inherited descriptors)" : "",
+          correct, cropped, worst);
   CU_ASSERT_EQUAL(correct, 10);
   CU_ASSERT_EQUAL(cropped, 10);
   CU_ASSERT_TRUE(worst < 0.05);
@@ -181,6 +190,9 @@ static void test_app_matches_cpu(void) {
   axle_model_release(m);
   axle_runtime_release(rt);
 }
+
+static void test_app_matches_cpu(void) { check_app(0); }
+static void test_app_dup_fork(void) { check_app(1); }
 
 /* The plugin's driver backend, unmodified, against the shim: the same
  * ioctls it would issue on a board. */
@@ -218,6 +230,7 @@ int main(void) {
   CU_pSuite s = CU_add_suite("drpai_uapi", NULL, NULL);
   CU_add_test(s, "axle drpai-translate writes the object files", test_translate);
   CU_add_test(s, "UAPI program through the shim matches the CPU plugin", test_app_matches_cpu);
+  CU_add_test(s, "the same on dup'ed and fork-inherited descriptors", test_app_dup_fork);
   CU_add_test(s, "the plugin's driver backend through the shim", test_plugin_driver_backend);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();

@@ -8,8 +8,13 @@ and on the CPU plugin (tests/drpai/test_drpai_session.c):
                GlobalAveragePool, Flatten, MatMul, Clip, Gemm (transB=0,
                alpha/beta), Tanh, HardSigmoid, Softmax; the Gemm result is a
                second output (an output that later layers also read).
-  split.onnx   Conv, Relu | Add (CPU) | Conv, GlobalAveragePool, Flatten:
-               DRP-AI partitions around a CPU one.
+  split.onnx   Conv, Relu | Add of a constant (CPU) | Conv, GlobalAveragePool,
+               Flatten: DRP-AI partitions around a CPU one.
+  eltwise.onnx the AI-MAC's two-operand layers: Add of two activations,
+               Mul with a per-channel gate ([1, C, 1, 1], the first operand)
+               and of two same-shape activations, Concat of three inputs
+               with different calibrations; the Concat result is a second
+               output.
   ops_in.npy   four input samples (for both) for calibration and comparison.
 
 Deterministic (fixed seed). Needs numpy and onnx.
@@ -84,6 +89,34 @@ def main():
     model.ir_version = 7
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(HERE, "split.onnx"))
+
+    # eltwise.onnx: Add, Mul (per-channel and same-shape) and Concat.
+    inits = [init("ew1", [4, 2, 3, 3]), init("eb1", [4], 0.1), init("ew2", [4, 2, 1, 1]), init("eb2", [4], 0.1),
+             init("ew3", [4, 4, 1, 1]), init("eb3", [4], 0.1), init("ew4", [3, 12, 3, 3], 0.2),
+             init("eb4", [3], 0.1)]
+    nodes = [
+        helper.make_node("Conv", ["x", "ew1", "eb1"], ["c1"], name="conv_a", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu_a"),
+        helper.make_node("Conv", ["x", "ew2", "eb2"], ["c2"], name="conv_b"),
+        helper.make_node("Add", ["r1", "c2"], ["s"], name="add"),
+        helper.make_node("GlobalAveragePool", ["s"], ["gp"], name="squeeze"),
+        helper.make_node("Conv", ["gp", "ew3", "eb3"], ["gc"], name="excite"),
+        helper.make_node("Sigmoid", ["gc"], ["gate"], name="gate"),
+        helper.make_node("Mul", ["gate", "s"], ["m"], name="mul_per_channel"),
+        helper.make_node("Mul", ["r1", "c2"], ["p"], name="mul_same_shape"),
+        helper.make_node("Concat", ["m", "p", "r1"], ["cat"], name="concat", axis=1),
+        helper.make_node("Conv", ["cat", "ew4", "eb4"], ["c4"], name="conv_c", pads=[1, 1, 1, 1]),
+        helper.make_node("GlobalAveragePool", ["c4"], ["g4"], name="gap_c"),
+        helper.make_node("Flatten", ["g4"], ["y"], name="flatten_c"),
+    ]
+    graph = helper.make_graph(nodes, "drpai_eltwise",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 12, 12])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3]),
+                               helper.make_tensor_value_info("cat", TensorProto.FLOAT, [1, 12, 12, 12])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, "eltwise.onnx"))
 
 
 if __name__ == "__main__":
