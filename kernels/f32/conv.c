@@ -116,18 +116,16 @@ typedef struct dw_run_t {
   const float* w;
   const axle_f32_epilogue_t* ep;
   float* y;
-  float* tmp;
-  size_t tmp_floats;  /* per worker */
   size_t planes, planes_per_task;
   int avx2;
 } dw_run_t;
 
 static void dw_task(void* arg, size_t task, uint32_t thread) {
+  (void)thread;
   const dw_run_t* r = arg;
   const axle_f32_conv_params_t* p = &r->plan->p;
   const size_t in_vol = (size_t)volume(p->in), out_vol = (size_t)volume(p->out);
   const size_t mult = r->plan->m, ksize = r->plan->k;
-  float* tmp = r->tmp + (size_t)thread * r->tmp_floats;
   size_t end = (task + 1) * r->planes_per_task;
   if (end > r->planes) end = r->planes;
   for (size_t plane = task * r->planes_per_task; plane < end; ++plane) {
@@ -138,23 +136,18 @@ static void dw_task(void* arg, size_t task, uint32_t thread) {
     const float b = r->ep->bias ? r->ep->bias[oc] : 0.0f;
     if (r->avx2)
       axle_f32_dwconv_plane_3x3__avx2_fma(p, xp, r->w + oc * ksize, b, res, r->ep,
-                                          r->y + plane * out_vol, tmp);
+                                          r->y + plane * out_vol);
     else
       axle_f32_dwconv_plane__scalar(p, xp, r->w + oc * ksize, b, res, r->ep,
-                                    r->y + plane * out_vol, tmp);
+                                    r->y + plane * out_vol);
   }
-}
-
-static size_t dw_tmp_floats(const axle_f32_conv_plan_t* plan) {
-  return (axle_f32_dwconv_tmp_size(&plan->p) + 15) / 16 * 16;
 }
 
 /* ---- entry points ------------------------------------------------------- */
 
 size_t axle_f32_conv_scratch_size(const axle_f32_conv_plan_t* plan, uint32_t threads) {
   if (threads < 1) threads = 1;
-  if (plan->algo == AXLE_F32_CONV_DEPTHWISE)
-    return dw_tmp_floats(plan) * threads * sizeof(float);
+  if (plan->algo == AXLE_F32_CONV_DEPTHWISE) return 0;
   if (plan->algo == AXLE_F32_CONV_WINOGRAD)
     return axle_f32_conv_winograd_scratch_size(&plan->p, threads);
   axle_f32_gemm_t g;
@@ -176,7 +169,7 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
   }
   if (plan->algo == AXLE_F32_CONV_DEPTHWISE) {
     const uint32_t threads = axle_parallel_threads(par);
-    dw_run_t r = {plan, x, packed, ep, y, scratch, dw_tmp_floats(plan), 0, 1, 0};
+    dw_run_t r = {plan, x, packed, ep, y, 0, 1, 0};
     r.planes = (size_t)(p->batch * p->out_channels);
     /* About 8 tasks per thread: planes differ little in cost, and fewer
      * tasks would leave a thread idle when the other is preempted. */
@@ -235,10 +228,11 @@ void axle_f32_im2col_block(const axle_f32_conv_params_t* p, const float* x_group
     float* d = dst + kk * nc;
     int64_t pix = (int64_t)n0;
     int64_t left = (int64_t)nc;
-    int64_t o2 = pix % out2, row = pix / out2;
+    /* Divisions once per row of dst, not per output row: at 7x7 a division
+     * pair per 7 floats cost more than the copy. */
+    int64_t o2 = pix % out2, o1 = pix / out2 % out1, o0 = pix / out2 / out1;
     while (left > 0) {
       const int64_t run = out2 - o2 < left ? out2 - o2 : left;
-      const int64_t o1 = row % out1, o0 = row / out1;
       const int64_t i0 = o0 * p->stride[0] - p->pad[0] + t0 * p->dilation[0];
       const int64_t i1 = o1 * p->stride[1] - p->pad[1] + t1 * p->dilation[1];
       if (i0 < 0 || i0 >= p->in[0] || i1 < 0 || i1 >= p->in[1]) {
@@ -248,8 +242,12 @@ void axle_f32_im2col_block(const axle_f32_conv_params_t* p, const float* x_group
         const int64_t a = lo > o2 ? lo : o2, b = hi < o2 + run ? hi : o2 + run;
         int64_t j = o2;
         for (; j < a; ++j) d[j - o2] = 0.0f;
+        /* Constant strides vectorise (stride 2: loads and shuffles); the
+         * general loop copies one float at a time. */
         if (s2 == 1) {
           for (; j < b; ++j) d[j - o2] = xrow[j];
+        } else if (s2 == 2) {
+          for (; j < b; ++j) d[j - o2] = xrow[2 * j];
         } else {
           for (; j < b; ++j) d[j - o2] = xrow[j * s2];
         }
@@ -258,7 +256,10 @@ void axle_f32_im2col_block(const axle_f32_conv_params_t* p, const float* x_group
       d += run;
       left -= run;
       o2 = 0;
-      ++row;
+      if (++o1 == out1) {
+        o1 = 0;
+        ++o0;
+      }
     }
   }
 }

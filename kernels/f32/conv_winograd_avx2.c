@@ -17,9 +17,12 @@
  *    V and M sized to stay near L2, the 16 GEMMs serial inside the task;
  *    every block streams all of U, which is cheap next to its tiles.
  *  - whole image (small maps, where V and M of all tiles fit L3): each phase
- *    is parallel on its own (transform over channels, each GEMM inside),
- *    so U, which is then the bigger operand (16 x 512 x 512 floats on a
- *    7x7 map), is read once rather than once per block.
+ *    is parallel on its own (transforms over channels, the 16 GEMMs one
+ *    task each), so U, which is then the bigger operand (16 x 512 x 512
+ *    floats on a 7x7 map), is read once rather than once per block. A GEMM
+ *    of a 14x14 map is too small to split across threads: one parallel
+ *    region per GEMM, with its wake-up and its uneven halves, scaled to 2
+ *    threads only 1.6x.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -112,13 +115,11 @@ static void geometry(const axle_f32_conv_params_t* p, uint32_t threads, wino_geo
   g->row_floats = round_up(4 * g->cols, 16);
   axle_f32_gemm_t gm;
   gemm_for_block(g, &gm);
+  g->gemm_floats = round_up(axle_f32_gemm_scratch_size(&gm, 1) / sizeof(float) + 1, 16);
   if (g->whole) {
-    /* Shared V, M and GEMM scratch (the GEMMs run on all threads), a row
-     * buffer per worker. */
-    g->gemm_floats = round_up(axle_f32_gemm_scratch_size(&gm, threads) / sizeof(float) + 1, 16);
-    g->scratch_floats = g->v_floats + g->m_floats + g->gemm_floats + g->row_floats * threads;
+    /* Shared V and M; GEMM scratch and a row buffer per worker. */
+    g->scratch_floats = g->v_floats + g->m_floats + (g->gemm_floats + g->row_floats) * threads;
   } else {
-    g->gemm_floats = round_up(axle_f32_gemm_scratch_size(&gm, 1) / sizeof(float) + 1, 16);
     g->worker_floats = g->v_floats + g->m_floats + g->row_floats + g->gemm_floats;
     g->scratch_floats = g->worker_floats * threads;
   }
@@ -348,7 +349,7 @@ typedef struct wino_phase_t {
   const float* x;      /* this image */
   float* y;
   const float* res;
-  float *v, *m, *bufs;
+  float *v, *m, *bufs, *gemm_scratch;
 } wino_phase_t;
 
 static void input_phase(void* arg, size_t c, uint32_t thread) {
@@ -357,6 +358,17 @@ static void input_phase(void* arg, size_t c, uint32_t thread) {
   const size_t in_vol = (size_t)(ph->r->p->in[1] * ph->r->p->in[2]);
   input_transform(ph->r, ph->x + c * in_vol, 0, g->th, ph->v + c * g->ld,
                   ph->bufs + (size_t)thread * g->row_floats);
+}
+
+static void gemm_phase(void* arg, size_t e, uint32_t thread) {
+  const wino_phase_t* ph = arg;
+  const wino_geom_t* g = ph->r->g;
+  axle_f32_gemm_t gm;
+  gemm_for_block(g, &gm);
+  gm.a.packed = ph->r->u + e * ph->r->u_stride;
+  gm.b.data = ph->v + e * g->c * g->ld;
+  gm.c = ph->m + e * g->m * g->ld;
+  axle_f32_gemm(&gm, ph->gemm_scratch + (size_t)thread * g->gemm_floats, NULL);
 }
 
 static void output_phase(void* arg, size_t o, uint32_t thread) {
@@ -382,20 +394,14 @@ void axle_f32_conv_winograd__avx2_fma(const axle_f32_conv_params_t* p, const flo
   const size_t in_vol = (size_t)(p->in[1] * p->in[2]), out_vol = (size_t)(p->out[1] * p->out[2]);
   float* v = scratch;
   float* m = v + g.v_floats;
-  float* gemm_scratch = m + g.m_floats;
-  axle_f32_gemm_t gm;
-  gemm_for_block(&g, &gm);
+  float* bufs = m + g.m_floats;
+  float* gemm_scratch = bufs + g.row_floats * axle_parallel_threads(par);
   for (int64_t image = 0; image < p->batch; ++image) {
     wino_phase_t ph = {&r, x + (size_t)image * g.c * in_vol, y + (size_t)image * g.m * out_vol,
                        ep->residual ? ep->residual + (size_t)image * g.m * out_vol : NULL,
-                       v, m, gemm_scratch + g.gemm_floats};
+                       v, m, bufs, gemm_scratch};
     axle_parallel_run(par, g.c, input_phase, &ph);
-    for (size_t e = 0; e < 16; ++e) {
-      gm.a.packed = packed + e * r.u_stride;
-      gm.b.data = v + e * g.c * g.ld;
-      gm.c = m + e * g.m * g.ld;
-      axle_f32_gemm(&gm, gemm_scratch, par);
-    }
+    axle_parallel_run(par, 16, gemm_phase, &ph);
     axle_parallel_run(par, g.m, output_phase, &ph);
   }
 }

@@ -1,13 +1,16 @@
 /* Depthwise 3x3 convolution of one plane with AVX2/FMA, stride 1 or 2.
  *
- * The plane is first copied into a zero-padded buffer (per-worker scratch,
- * L1/L2 resident), so the inner loop has no edge cases at all: eight output
- * columns per step, nine FMAs, plain unaligned loads; stride 2 deinterleaves
- * even and odd columns with two shuffles. The copy costs one pass over data
- * the kernel has to read anyway, and the last group of a row (when the width
- * is not a multiple of 8) is stored with a mask. */
+ * Eight outputs per step, nine FMAs in three short chains (one per kernel
+ * row), straight from the input plane: no padded copy, which used to cost
+ * a pass over the plane and, on the 7x7 and 14x14 planes of MobileNet, more
+ * than the arithmetic itself. Taps that fall into the padding are read with
+ * masked loads, whose masked-off lanes read nothing and yield the padding's
+ * zero, or skipped when a whole window row is outside. Stride 1 with "same"
+ * padding walks the plane as one flat array (plane_same_s1); other planes
+ * go row by row in column groups, plain loads inside the row and masked
+ * ones at its ends. Stride 2 deinterleaves even and odd columns with
+ * in-lane shuffles. */
 #include <immintrin.h>
-#include <string.h>
 
 #include "axle_kernels.h"
 
@@ -16,100 +19,272 @@
 int axle_f32_dwconv_3x3__avx2_fma_supports(const axle_f32_conv_params_t* p) {
   return p->in[0] == 1 && p->out[0] == 1 && p->kernel[0] == 1 && p->kernel[1] == 3 &&
          p->kernel[2] == 3 && p->dilation[1] == 1 && p->dilation[2] == 1 &&
-         p->stride[1] == p->stride[2] && (p->stride[1] == 1 || p->stride[1] == 2);
+         p->stride[1] == p->stride[2] && (p->stride[1] == 1 || p->stride[1] == 2) &&
+         p->pad[1] >= 0 && p->pad[2] >= 0;
 }
 
-/* Even / odd floats of the 16 starting at x, in order. */
-AXLE_AVX2 static inline __m256 even16(const float* x) {
-  const __m256 lo = _mm256_loadu_ps(x), hi = _mm256_loadu_ps(x + 8);
-  return _mm256_castpd_ps(
-      _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8));
+/* Lanes i with 0 <= c + i < width. */
+AXLE_AVX2 static inline __m256i lanes_inside(int64_t c, int64_t width) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const int64_t lo = c < -8 ? -9 : c, hi = width - c > 8 ? 8 : width - c;
+  return _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)(-lo - 1))),
+                          _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), lane));
 }
-AXLE_AVX2 static inline __m256 odd16(const float* x) {
-  const __m256 lo = _mm256_loadu_ps(x), hi = _mm256_loadu_ps(x + 8);
-  return _mm256_castpd_ps(
-      _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8));
+
+/* Eight floats at row + c; masked: the group may reach outside the row,
+ * whose columns then read as 0 (a masked load reads nothing there). */
+AXLE_AVX2 static inline __m256 load8(const float* row, int64_t c, int64_t width, int masked) {
+  if (!masked || (c >= 0 && c + 8 <= width)) return _mm256_loadu_ps(row + c);
+  /* Through uintptr_t: row + c may lie before the row. */
+  const float* at = (const float*)((uintptr_t)row + (uintptr_t)(c * (int64_t)sizeof(float)));
+  return _mm256_maskload_ps(at, lanes_inside(c, width));
+}
+
+/* The first n (< 8) lanes of v to y: a masked store is microcoded and slow
+ * on AMD cores, and every row of a plane whose width is not a multiple of 8
+ * ends in one. */
+AXLE_AVX2 static inline void store_first(float* y, __m256 v, int64_t n) {
+  __m128 h = _mm256_castps256_ps128(v);
+  if (n & 4) {
+    _mm_storeu_ps(y, h);
+    h = _mm256_extractf128_ps(v, 1);
+    y += 4;
+  }
+  if (n & 2) {
+    _mm_storel_pi((__m64*)y, h);
+    h = _mm_movehl_ps(h, h);
+    y += 2;
+  }
+  if (n & 1) _mm_store_ss(y, h);
+}
+
+/* Even / odd floats of the 16 in lo:hi, in the order 0 1 4 5 2 3 6 7 of
+ * their positions (two in-lane shuffles; putting them in order would take
+ * a lane-crossing permute per tap, which is slow, instead of one per
+ * output group: see unpermute). */
+AXLE_AVX2 static inline __m256 even_of(__m256 lo, __m256 hi) {
+  return _mm256_shuffle_ps(lo, hi, 0x88);
+}
+AXLE_AVX2 static inline __m256 odd_of(__m256 lo, __m256 hi) {
+  return _mm256_shuffle_ps(lo, hi, 0xDD);
+}
+/* Outputs accumulated in the order of even_of / odd_of, back in order. */
+AXLE_AVX2 static inline __m256 unpermute(__m256 v) {
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8));
+}
+
+/* acc + one kernel row (weights w0..w2) over input row `row` for the eight
+ * outputs whose leftmost tap is input column c (stride 1). */
+AXLE_AVX2 static inline __m256 row_s1(__m256 acc, const float* row, int64_t c, int64_t width,
+                                      int masked, __m256 w0, __m256 w1, __m256 w2) {
+  acc = _mm256_fmadd_ps(w0, load8(row, c, width, masked), acc);
+  acc = _mm256_fmadd_ps(w1, load8(row, c + 1, width, masked), acc);
+  return _mm256_fmadd_ps(w2, load8(row, c + 2, width, masked), acc);
+}
+
+/* The same for stride 2: output i reads columns c + 2i + {0, 1, 2}; the
+ * sum comes in the order of even_of. */
+AXLE_AVX2 static inline __m256 row_s2(__m256 acc, const float* row, int64_t c, int64_t width,
+                                      int masked, __m256 w0, __m256 w1, __m256 w2) {
+  const __m256 a = load8(row, c, width, masked), b = load8(row, c + 8, width, masked);
+  const __m256 a2 = load8(row, c + 2, width, masked), b2 = load8(row, c + 10, width, masked);
+  acc = _mm256_fmadd_ps(w0, even_of(a, b), acc);
+  acc = _mm256_fmadd_ps(w1, odd_of(a, b), acc);
+  return _mm256_fmadd_ps(w2, even_of(a2, b2), acc);
+}
+
+typedef struct dw_plane_t {
+  __m256 w[9];
+  __m256 bias, lo, hi, alpha;
+  int leaky;
+  int64_t iw, ow, tail; /* tail: outputs in the last column group */
+  __m256i tail_mask;
+} dw_plane_t;
+
+/* Residual, clamp, leaky and the store of output group gi of row y. */
+AXLE_AVX2 static inline void finish(const dw_plane_t* d, __m256 acc, const float* res, float* y,
+                                    int64_t gi, int last) {
+  if (res)
+    acc = _mm256_add_ps(acc, last ? _mm256_maskload_ps(res + gi * 8, d->tail_mask)
+                                  : _mm256_loadu_ps(res + gi * 8));
+  acc = _mm256_min_ps(d->hi, _mm256_max_ps(d->lo, acc));
+  if (d->leaky) acc = _mm256_blendv_ps(acc, _mm256_mul_ps(acc, d->alpha), acc);
+  if (last)
+    store_first(y + gi * 8, acc, d->tail);
+  else
+    _mm256_storeu_ps(y + gi * 8, acc);
+}
+
+/* Output column group gi of one row: rows[t] is input row t of the window,
+ * NULL in the padding; masked: the group reaches outside the row. */
+AXLE_AVX2 static inline void out_group(const dw_plane_t* d, int64_t s, int64_t pl,
+                                       const float* const rows[3], int64_t gi, int masked,
+                                       int64_t groups, const float* res, float* y) {
+  const int64_t c = gi * 8 * s - pl;
+  /* One sum per kernel row: three short FMA chains instead of one of nine,
+   * whose latency would bound the loop. */
+  __m256 acc[3];
+  for (int t = 0; t < 3; ++t) {
+    acc[t] = t == 0 ? d->bias : _mm256_setzero_ps();
+    if (!rows[t]) continue;
+    acc[t] = s == 1 ? row_s1(acc[t], rows[t], c, d->iw, masked, d->w[3 * t], d->w[3 * t + 1],
+                             d->w[3 * t + 2])
+                    : row_s2(acc[t], rows[t], c, d->iw, masked, d->w[3 * t], d->w[3 * t + 1],
+                             d->w[3 * t + 2]);
+  }
+  __m256 v = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), acc[2]);
+  finish(d, s == 1 ? v : unpermute(v), res, y, gi, gi == groups - 1 && d->tail != 8);
+}
+
+/* One output row: plain loads on the interior groups [g_lo, g_hi). Inlined
+ * with a constant stride, so each loop compiles without the tests. */
+AXLE_AVX2 static inline void out_row(const dw_plane_t* d, int64_t s, int64_t pl,
+                                     const float* const rows[3], int64_t g_lo, int64_t g_hi,
+                                     int64_t groups, const float* res, float* y) {
+  for (int64_t gi = 0; gi < g_lo; ++gi) out_group(d, s, pl, rows, gi, 1, groups, res, y);
+  for (int64_t gi = g_lo; gi < g_hi; ++gi) out_group(d, s, pl, rows, gi, 0, groups, res, y);
+  for (int64_t gi = g_hi; gi < groups; ++gi) out_group(d, s, pl, rows, gi, 1, groups, res, y);
+}
+
+/* Residual, clamp, leaky and the store of the `left` (1..8 or more) outputs
+ * of vector v at flat position o. */
+AXLE_AVX2 static inline void finish_flat(const dw_plane_t* d, __m256 v, const float* residual,
+                                         float* y, int64_t o, int64_t left) {
+  if (residual)
+    v = _mm256_add_ps(v, left >= 8 ? _mm256_loadu_ps(residual + o)
+                                   : _mm256_maskload_ps(residual + o, lanes_inside(0, left)));
+  v = _mm256_min_ps(d->hi, _mm256_max_ps(d->lo, v));
+  if (d->leaky) v = _mm256_blendv_ps(v, _mm256_mul_ps(v, d->alpha), v);
+  if (left >= 8)
+    _mm256_storeu_ps(y + o, v);
+  else
+    store_first(y + o, v, left);
+}
+
+/* Lanes with lo <= v < hi. */
+AXLE_AVX2 static inline __m256i in_range(__m256i v, int64_t lo, int64_t hi) {
+  return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)lo), v),
+                             _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), v));
+}
+
+/* Stride 1 with an output as wide as the input ("same" padding): the
+ * window of output o = oy * w + ox starts at input o + (t - pt) * w +
+ * (u - pl) for tap (t, u), a fixed shift, so the plane is one flat run of
+ * 8-wide vectors that ignores row boundaries: no per-row work, which is
+ * what small planes (7x7, 14x14) are made of. Runs of vectors whose taps
+ * all lie inside use plain loads; any other vector (plane borders, a vector
+ * spanning two rows) has each lane track its (oy, ox) to mask the taps
+ * that fall into the padding. */
+AXLE_AVX2 static void plane_same_s1(const dw_plane_t* d, const axle_f32_conv_params_t* p,
+                                    const float* x, const float* residual, float* y) {
+  const int64_t w = p->in[2], h = p->in[1], pt = p->pad[1], pl = p->pad[2];
+  const int64_t n = p->out[1] * w;
+  /* Vectors starting at ox0 in [pl, last] of rows [pt, h + pt - 2) have
+   * all their taps inside the plane. */
+  const int64_t last = w + pl - 10;
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i vw = _mm256_set1_epi32((int)w);
+  int64_t o = 0, ox0 = 0, oy0 = 0; /* (oy0, ox0): output o, lane 0 */
+  while (o < n) {
+    if (oy0 >= pt && oy0 < h + pt - 2 && ox0 >= pl && ox0 <= last) {
+      /* A run of interior vectors, plain loads, no per-vector tests. */
+      const int64_t count = (last - ox0) / 8 + 1;
+      const float* at = x + o + (0 - pt) * w - pl;
+      for (int64_t i = 0; i < count; ++i, at += 8) {
+        __m256 acc[3];
+        for (int t = 0; t < 3; ++t) {
+          acc[t] = t == 0 ? d->bias : _mm256_setzero_ps();
+          for (int u = 0; u < 3; ++u)
+            acc[t] = _mm256_fmadd_ps(d->w[3 * t + u], _mm256_loadu_ps(at + t * w + u), acc[t]);
+        }
+        finish_flat(d, _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), acc[2]), residual, y,
+                    o + 8 * i, 8);
+      }
+      o += 8 * count;
+      ox0 += 8 * count;
+    } else {
+      /* Lanes past the row end belong to the next row (several rows on when
+       * the row is narrower than a vector); taps in the padding are masked. */
+      __m256i ox = _mm256_add_epi32(_mm256_set1_epi32((int)ox0), lane);
+      __m256i oy = _mm256_set1_epi32((int)oy0);
+      for (;;) {
+        const __m256i wrap = _mm256_cmpgt_epi32(ox, _mm256_sub_epi32(vw, _mm256_set1_epi32(1)));
+        if (_mm256_testz_si256(wrap, wrap)) break;
+        ox = _mm256_sub_epi32(ox, _mm256_and_si256(wrap, vw));
+        oy = _mm256_sub_epi32(oy, wrap);
+      }
+      __m256i cm[3], rm[3];
+      for (int k = 0; k < 3; ++k) {
+        cm[k] = in_range(ox, pl - k, w + pl - k);
+        rm[k] = in_range(oy, pt - k, h + pt - k);
+      }
+      __m256 acc[3];
+      for (int t = 0; t < 3; ++t) {
+        /* Through uintptr_t: the tap may point before the plane. */
+        const uintptr_t at = (uintptr_t)x + (uintptr_t)((o + (t - pt) * w - pl) * 4);
+        acc[t] = t == 0 ? d->bias : _mm256_setzero_ps();
+        for (int u = 0; u < 3; ++u)
+          acc[t] = _mm256_fmadd_ps(
+              d->w[3 * t + u],
+              _mm256_maskload_ps((const float*)(at + (uintptr_t)u * 4),
+                                 _mm256_and_si256(rm[t], cm[u])),
+              acc[t]);
+      }
+      finish_flat(d, _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), acc[2]), residual, y, o,
+                  n - o);
+      o += 8;
+      ox0 += 8;
+    }
+    while (ox0 >= w) {
+      ox0 -= w;
+      ++oy0;
+    }
+  }
 }
 
 AXLE_AVX2 void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t* p,
                                                    const float* x_plane, const float* w,
                                                    float bias, const float* residual,
                                                    const axle_f32_epilogue_t* ep,
-                                                   float* y_plane, float* tmp) {
+                                                   float* y_plane) {
   const int64_t s = p->stride[2];
   const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2];
   const int64_t pt = p->pad[1], pl = p->pad[2];
   const int64_t groups = (ow + 7) / 8;
-  const int64_t rows = (oh - 1) * s + 3;
-  const int64_t cols = groups * 8 * s + 2 + 16;
-  /* Padded copy: buffer (r, c) holds input (r - pt, c - pl), or 0. */
-  for (int64_t r = 0; r < rows; ++r) {
-    float* d = tmp + r * cols;
-    const int64_t iy = r - pt;
-    if (iy < 0 || iy >= ih) {
-      memset(d, 0, (size_t)cols * sizeof(float));
-      continue;
-    }
-    const int64_t c0 = pl < 0 ? 0 : pl;          /* first column holding input */
-    const int64_t x0 = pl < 0 ? -pl : 0;          /* its input column */
-    int64_t n = iw - x0;
-    if (n > cols - c0) n = cols - c0;
-    if (n < 0) n = 0;
-    memset(d, 0, (size_t)c0 * sizeof(float));
-    memcpy(d + c0, x_plane + iy * iw + x0, (size_t)n * sizeof(float));
-    memset(d + c0 + n, 0, (size_t)(cols - c0 - n) * sizeof(float));
+  dw_plane_t d;
+  for (int i = 0; i < 9; ++i) d.w[i] = _mm256_set1_ps(w[i]);
+  d.bias = _mm256_set1_ps(bias);
+  d.lo = _mm256_set1_ps(ep->min);
+  d.hi = _mm256_set1_ps(ep->max);
+  d.alpha = _mm256_set1_ps(ep->leaky_alpha);
+  d.leaky = ep->leaky;
+  d.iw = iw;
+  d.ow = ow;
+  d.tail = ow - (groups - 1) * 8;
+  d.tail_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)d.tail),
+                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  /* Column groups [g_lo, g_hi) load only columns inside the row: their
+   * leftmost column gi * 8s - pl is >= 0 and their rightmost (8 + 1 floats
+   * on from it at stride 1, 16 + 1 at stride 2) < iw. */
+  const int64_t span = s == 1 ? 9 : 17;
+  int64_t g_lo = (pl + 8 * s - 1) / (8 * s);
+  int64_t g_hi = iw - 1 + pl - span < 0 ? 0 : (iw - 1 + pl - span) / (8 * s) + 1;
+  if (g_hi > groups) g_hi = groups;
+  if (g_lo > g_hi) g_lo = g_hi;
+  if (s == 1 && ow == iw) {
+    plane_same_s1(&d, p, x_plane, residual, y_plane);
+    return;
   }
-  const __m256 w00 = _mm256_set1_ps(w[0]), w01 = _mm256_set1_ps(w[1]), w02 = _mm256_set1_ps(w[2]);
-  const __m256 w10 = _mm256_set1_ps(w[3]), w11 = _mm256_set1_ps(w[4]), w12 = _mm256_set1_ps(w[5]);
-  const __m256 w20 = _mm256_set1_ps(w[6]), w21 = _mm256_set1_ps(w[7]), w22 = _mm256_set1_ps(w[8]);
-  const __m256 vb = _mm256_set1_ps(bias);
-  const __m256 vlo = _mm256_set1_ps(ep->min), vhi = _mm256_set1_ps(ep->max);
-  const __m256 valpha = _mm256_set1_ps(ep->leaky_alpha);
-  const int leaky = ep->leaky;
-  /* Lanes of the last group that are inside the row. */
-  const int64_t tail = ow - (groups - 1) * 8;
-  const __m256i tail_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)tail),
-                                               _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   for (int64_t oy = 0; oy < oh; ++oy) {
-    const float* r0 = tmp + oy * s * cols;
-    const float* r1 = r0 + cols;
-    const float* r2 = r1 + cols;
-    float* yrow = y_plane + oy * ow;
+    const int64_t iy = oy * s - pt;
+    const float* rows[3];
+    for (int64_t t = 0; t < 3; ++t)
+      rows[t] = iy + t >= 0 && iy + t < ih ? x_plane + (iy + t) * iw : NULL;
     const float* res = residual ? residual + oy * ow : NULL;
-    for (int64_t gi = 0; gi < groups; ++gi) {
-      const int64_t c = gi * 8 * s;
-      __m256 acc;
-      if (s == 1) {
-        acc = _mm256_fmadd_ps(w00, _mm256_loadu_ps(r0 + c), vb);
-        acc = _mm256_fmadd_ps(w01, _mm256_loadu_ps(r0 + c + 1), acc);
-        acc = _mm256_fmadd_ps(w02, _mm256_loadu_ps(r0 + c + 2), acc);
-        acc = _mm256_fmadd_ps(w10, _mm256_loadu_ps(r1 + c), acc);
-        acc = _mm256_fmadd_ps(w11, _mm256_loadu_ps(r1 + c + 1), acc);
-        acc = _mm256_fmadd_ps(w12, _mm256_loadu_ps(r1 + c + 2), acc);
-        acc = _mm256_fmadd_ps(w20, _mm256_loadu_ps(r2 + c), acc);
-        acc = _mm256_fmadd_ps(w21, _mm256_loadu_ps(r2 + c + 1), acc);
-        acc = _mm256_fmadd_ps(w22, _mm256_loadu_ps(r2 + c + 2), acc);
-      } else {
-        acc = _mm256_fmadd_ps(w00, even16(r0 + c), vb);
-        acc = _mm256_fmadd_ps(w01, odd16(r0 + c), acc);
-        acc = _mm256_fmadd_ps(w02, even16(r0 + c + 2), acc);
-        acc = _mm256_fmadd_ps(w10, even16(r1 + c), acc);
-        acc = _mm256_fmadd_ps(w11, odd16(r1 + c), acc);
-        acc = _mm256_fmadd_ps(w12, even16(r1 + c + 2), acc);
-        acc = _mm256_fmadd_ps(w20, even16(r2 + c), acc);
-        acc = _mm256_fmadd_ps(w21, odd16(r2 + c), acc);
-        acc = _mm256_fmadd_ps(w22, even16(r2 + c + 2), acc);
-      }
-      const int last = gi == groups - 1 && tail != 8;
-      if (res)
-        acc = _mm256_add_ps(acc, last ? _mm256_maskload_ps(res + gi * 8, tail_mask)
-                                      : _mm256_loadu_ps(res + gi * 8));
-      acc = _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc));
-      if (leaky) acc = _mm256_blendv_ps(acc, _mm256_mul_ps(acc, valpha), acc);
-      if (last)
-        _mm256_maskstore_ps(yrow + gi * 8, tail_mask, acc);
-      else
-        _mm256_storeu_ps(yrow + gi * 8, acc);
-    }
+    float* y = y_plane + oy * ow;
+    if (s == 1)
+      out_row(&d, 1, pl, rows, g_lo, g_hi, groups, res, y);
+    else
+      out_row(&d, 2, pl, rows, g_lo, g_hi, groups, res, y);
   }
 }

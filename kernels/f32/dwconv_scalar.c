@@ -5,22 +5,9 @@
 #include "gemm_internal.h"
 #include "window.h"
 
-size_t axle_f32_dwconv_tmp_size(const axle_f32_conv_params_t* p) {
-  if (!axle_f32_dwconv_3x3__avx2_fma_supports(p)) return 0;
-  /* The AVX2 variant's zero-padded copy of the input plane: rows the
-   * windows reach, and columns up to the last 8-wide output group plus the
-   * 16-float loads of the stride-2 deinterleave. */
-  const int64_t s = p->stride[2];
-  const int64_t groups = (p->out[2] + 7) / 8;
-  const int64_t rows = (p->out[1] - 1) * p->stride[1] + 3;
-  const int64_t cols = groups * 8 * s + 2 + 16;
-  return (size_t)(rows * cols);
-}
-
 void axle_f32_dwconv_plane__scalar(const axle_f32_conv_params_t* p, const float* x_plane,
                                    const float* w, float bias, const float* residual,
-                                   const axle_f32_epilogue_t* ep, float* y_plane, float* tmp) {
-  (void)tmp;
+                                   const axle_f32_epilogue_t* ep, float* y_plane) {
   for (int64_t o0 = 0; o0 < p->out[0]; ++o0) {
     const int64_t s0 = o0 * p->stride[0] - p->pad[0];
     int64_t lo0, hi0;

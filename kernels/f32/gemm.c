@@ -10,7 +10,8 @@
  * chunks and/or row chunks (see plan_gemm). An operand that several tasks
  * would each have to pack (A across column chunks, B across row chunks) is
  * packed once instead, up front and in parallel, into shared scratch: an
- * im2col-generated B costs far more to produce than to read. */
+ * im2col-generated B costs far more to produce than to read. With few
+ * rows of A, B is not packed at all but read in place (b_direct). */
 #include <string.h>
 
 #include "axle_kernels.h"
@@ -41,8 +42,11 @@ static double tile_use(size_t m, size_t n) {
 
 int axle_f32_gemm_prefers_transposed(size_t m, size_t n) {
   /* Transposed tiles store through shuffles (and a scalar path when
-   * narrow), so they must win clearly. */
-  return tile_use(n, m) > 1.08 * tile_use(m, n);
+   * narrow) and, in a convolution, gather the input pixels while packing
+   * instead of reading them in place, so they must win clearly: 7x7 maps
+   * (49 of 64 columns used) gain, 14x14 maps with 64 channels (1.08x
+   * better tiles) and 16 or 32 output channels at any size (1.12x) lose. */
+  return tile_use(n, m) > 1.15 * tile_use(m, n);
 }
 
 /* g computed as C^T = B^T A^T when that tiles better and both operands are
@@ -70,8 +74,11 @@ typedef struct gemm_plan_t {
   size_t n_chunks, m_chunks;  /* tasks = n_chunks * m_chunks */
   size_t chunk_cols;          /* most columns one chunk holds (multiple of NR) */
   int prepack_a, prepack_b;   /* packed once into the shared area */
+  int direct_b;               /* B data read in place, only a partial last panel packed */
+  int gen_b_in_place;         /* generated B read from tmp the same way */
   size_t shared_a, shared_b;  /* floats of the shared packed A and B */
-  size_t prepack_cols;        /* columns per task of the B pre-pass */
+  size_t prepack_rows;        /* rows per task of the A pre-pass (multiple of MR) */
+  size_t prepack_cols;        /* columns per task of the B pre-pass (multiple of NR) */
   size_t b_floats, a_floats, tmp_floats; /* per worker */
   size_t worker_floats;
 } gemm_plan_t;
@@ -83,6 +90,19 @@ static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 size_t axle_f32_gemm_kc(size_t k) {
   /* Equal blocks no larger than the cap: 300 is 2 x 150, not 256 + 44. */
   return k ? div_up(k, div_up(k, GEMM_KC_MAX)) : 0;
+}
+
+/* Whether B (contiguous rows) is read in place by the micro-kernel instead
+ * of packed. Packing copies every element once and lets the M / MR tiles
+ * of a panel read it from a compact, conflict-free buffer; in place, the
+ * first tile of each M block fetches K strided rows, which may also share
+ * L1 sets. Measured on the MobileNet and ResNet pointwise layers, in place
+ * wins when few tiles share the packing, M <= 128, and M <= K (1.4x at
+ * M = 24, K = 144; 1.06x at M = K = 128), and loses a little beyond (K = 64,
+ * M = 256). */
+#define IN_PLACE_MAX_M 128
+static int b_direct(const axle_f32_gemm_t* g) {
+  return !g->b.packed && g->b.data && g->b.cs == 1 && g->m <= IN_PLACE_MAX_M && g->m <= g->k;
 }
 
 static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* pl) {
@@ -111,14 +131,31 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* p
   pl->n_chunks = n_chunks ? n_chunks : 1;
   pl->m_chunks = m_chunks ? m_chunks : 1;
   pl->chunk_cols = div_up(pl->n_panels, pl->n_chunks) * NR;
+  pl->direct_b = b_direct(g);
   pl->prepack_a = !g->a.packed && pl->n_chunks > 1;
-  pl->prepack_b = !g->b.packed && pl->m_chunks > 1;
+  pl->prepack_b = !g->b.packed && !pl->direct_b && pl->m_chunks > 1;
   if (pl->prepack_a)
     pl->shared_a = round_up(axle_f32_gemm_packed_a_size(g->m, g->k), GEMM_ALIGN_FLOATS);
   if (pl->prepack_b)
     pl->shared_b = round_up(axle_f32_gemm_packed_b_size(g->k, g->n), GEMM_ALIGN_FLOATS);
-  pl->prepack_cols = 16 * NR;
-  if (!g->b.packed && !pl->prepack_b)
+  /* Pre-pass tasks: a few per thread. Generating an im2col operand is a
+   * good part of a layer's time; in one task (196 columns of a 14x14 map,
+   * 49 rows of a 7x7 one) it ran on one thread while the others waited. */
+  const size_t parts = threads > 1 ? (size_t)threads * 4 : 1;
+  pl->prepack_rows = round_up(div_up(g->m, parts), MR);
+  if (pl->prepack_rows > pl->mc) pl->prepack_rows = pl->mc;
+  pl->prepack_cols = round_up(div_up(g->n, parts), NR);
+  if (pl->prepack_cols > 16 * NR) pl->prepack_cols = 16 * NR;
+  /* A generated B unfolds K-major, as read in place, and then costs no
+   * second pass; that wins for the same few-tile products (the 7x7 and
+   * 3x3 stems: 1.05-1.07x, a 3x3 stride-2 128-channel layer: 1.04x) and
+   * loses 1 % on wider ones. tmp must hold it through the M loop, so A
+   * must not need tmp too. */
+  pl->gen_b_in_place = !g->b.packed && !g->b.data && !pl->prepack_b &&
+                       (g->a.packed || g->a.data) && g->m <= IN_PLACE_MAX_M;
+  if (pl->direct_b || pl->gen_b_in_place)
+    pl->b_floats = round_up(pl->kc * NR, GEMM_ALIGN_FLOATS);
+  else if (!g->b.packed && !pl->prepack_b)
     pl->b_floats = round_up(pl->kc * pl->chunk_cols, GEMM_ALIGN_FLOATS);
   if (!g->a.packed && !pl->prepack_a) pl->a_floats = round_up(pl->mc * pl->kc, GEMM_ALIGN_FLOATS);
   /* Generated operands unfold into tmp before packing. */
@@ -187,8 +224,8 @@ static void pack_b_block(const gemm_run_t* r, size_t j0, size_t nc, size_t p0, s
 static void prepack_a_task(void* arg, size_t task, uint32_t thread) {
   const gemm_run_t* r = arg;
   const axle_f32_gemm_t* g = r->g;
-  const size_t i0 = task * r->pl->mc, m_pad = r->pl->m_panels * MR;
-  const size_t mc = g->m - i0 < r->pl->mc ? g->m - i0 : r->pl->mc;
+  const size_t i0 = task * r->pl->prepack_rows, m_pad = r->pl->m_panels * MR;
+  const size_t mc = g->m - i0 < r->pl->prepack_rows ? g->m - i0 : r->pl->prepack_rows;
   for (size_t p0 = 0; p0 < g->k; p0 += r->pl->kc) {
     const size_t kc = g->k - p0 < r->pl->kc ? g->k - p0 : r->pl->kc;
     pack_a_block(r, i0, mc, p0, kc, worker_tmp(r, thread), r->shared_a + p0 * m_pad + i0 * kc);
@@ -234,14 +271,27 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
     uint32_t flags = store_t | ((p0 > 0 || g->accumulate) ? AXLE_F32_GEMM_ACCUMULATE : 0u);
     if (p0 + kc >= k) flags |= AXLE_F32_GEMM_FINISH;
 
-    const float* bp;
+    const float* bp = NULL;
+    const float* b_src = NULL; /* B read in place: (p0, n0), rows b_rs apart */
+    size_t b_rs = 0;
     size_t b_stride; /* floats between consecutive B panels */
     if (b_packed) {
       bp = b_packed + p0 * pl->n_panels * NR + (n0 / NR) * kc * NR;
+    } else if (pl->direct_b) {
+      b_src = g->b.data + p0 * g->b.rs + n0;
+      b_rs = g->b.rs;
+    } else if (pl->gen_b_in_place) {
+      g->b.gen(g->b.gen_ctx, p0, kc, n0, n1 - n0, tmp);
+      b_src = tmp;
+      b_rs = n1 - n0;
     } else {
       pack_b_block(r, n0, n1 - n0, p0, kc, tmp, bbuf);
       bp = bbuf;
     }
+    /* In place, full panels are read where they are; a partial last one is
+     * packed, since the micro-kernel reads all NR columns of every row. */
+    const size_t tail = (n1 - n0) % NR;
+    if (b_src && tail) axle_f32_gemm_pack_b(kc, tail, b_src + (n1 - n0 - tail), b_rs, 1, bbuf);
     b_stride = kc * NR;
     for (size_t i0 = m0; i0 < m1; i0 += pl->mc) {
       const size_t mc = m1 - i0 < pl->mc ? m1 - i0 : pl->mc;
@@ -256,11 +306,18 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
       a_stride = kc * MR;
       for (size_t j = n0; j < n1; j += NR) {
         const size_t nr = n1 - j < NR ? n1 - j : NR;
-        const float* bq = bp + (j - n0) / NR * b_stride;
+        const float* bq;
+        size_t ldb = NR;
+        if (b_src) {
+          bq = nr == NR ? b_src + (j - n0) : bbuf;
+          if (nr == NR) ldb = b_rs;
+        } else {
+          bq = bp + (j - n0) / NR * b_stride;
+        }
         for (size_t i = i0; i < i0 + mc; i += MR) {
           const size_t mr = i0 + mc - i < MR ? i0 + mc - i : MR;
-          r->ukernel(mr, nr, kc, ap + (i - i0) / MR * a_stride, bq, g->c + i * c_rs + j * c_cs,
-                     g->ldc, flags, r->ep, i, j);
+          r->ukernel(mr, nr, kc, ap + (i - i0) / MR * a_stride, bq, ldb,
+                     g->c + i * c_rs + j * c_cs, g->ldc, flags, r->ep, i, j);
         }
       }
     }
@@ -285,7 +342,7 @@ void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_
                   pl.prepack_a ? shared : NULL,
                   pl.prepack_b ? shared + pl.shared_a : NULL,
                   shared + pl.shared_a + pl.shared_b};
-  if (pl.prepack_a) axle_parallel_run(par, div_up(g->m, pl.mc), prepack_a_task, &r);
+  if (pl.prepack_a) axle_parallel_run(par, div_up(g->m, pl.prepack_rows), prepack_a_task, &r);
   if (pl.prepack_b) axle_parallel_run(par, div_up(g->n, pl.prepack_cols), prepack_b_task, &r);
   axle_parallel_run(par, pl.n_chunks * pl.m_chunks, gemm_task, &r);
 }

@@ -1,6 +1,8 @@
-/* AVX2 packing of a row-major A (unit column stride): six rows are read 8
+/* AVX2 packing. A row-major A (unit column stride): six rows are read 8
  * floats at a time and transposed in registers into eight MR groups, where
- * the scalar loop would gather one float per row per step. */
+ * the scalar loop would gather one float per row per step; a column-major
+ * A moves its MR contiguous floats per K step as vectors. B with unit row
+ * stride: see axle_f32_gemm_pack_b__avx2. */
 #include <immintrin.h>
 
 #include "axle_kernels.h"
@@ -37,8 +39,33 @@ AXLE_AVX2 static void pack_panel_6x8(const float* a, size_t a_rs, __m256 va, flo
   _mm_storel_pi((__m64*)(dst + 7 * MR + 4), _mm256_extractf128_ps(col[7], 1));
 }
 
+/* A with unit row stride (the input pixels of a transposed convolution,
+ * A = X^T): each K step of a panel is MR consecutive floats, moved as 4 + 2
+ * instead of one at a time. */
+AXLE_AVX2 static void pack_a_rows_contiguous(size_t m, size_t k, float alpha, const float* a,
+                                             size_t a_cs, float* packed) {
+  const __m128 va = _mm_set1_ps(alpha);
+  const size_t full_rows = m / MR * MR;
+  for (size_t i0 = 0; i0 < full_rows; i0 += MR) {
+    const float* src = a + i0;
+    float* dst = packed + i0 * k;
+    for (size_t p = 0; p < k; ++p, src += a_cs, dst += MR) {
+      _mm_storeu_ps(dst, _mm_mul_ps(va, _mm_loadu_ps(src)));
+      _mm_storel_pi((__m64*)(dst + 4),
+                    _mm_mul_ps(va, _mm_loadl_pi(_mm_setzero_ps(), (const __m64*)(src + 4))));
+    }
+  }
+  if (full_rows < m)
+    axle_f32_gemm_pack_a__scalar(m - full_rows, k, alpha, a + full_rows, 1, a_cs,
+                                 packed + full_rows * k);
+}
+
 AXLE_AVX2 void axle_f32_gemm_pack_a__avx2(size_t m, size_t k, float alpha, const float* a,
                                           size_t a_rs, size_t a_cs, float* packed) {
+  if (a_rs == 1 && a_cs != 1) {
+    pack_a_rows_contiguous(m, k, alpha, a, a_cs, packed);
+    return;
+  }
   if (a_cs != 1) {
     axle_f32_gemm_pack_a__scalar(m, k, alpha, a, a_rs, a_cs, packed);
     return;

@@ -114,7 +114,7 @@ AXLE_AVX2_INLINE void store_half_t(float* c, size_t ldc, size_t rows, __m256 r0,
 /* The tile for R live rows; R is a constant in every instantiation, so the
  * unused accumulators and their FMAs vanish. */
 AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
-                           const float* b, float* c, size_t ldc, uint32_t flags,
+                           const float* b, size_t ldb, float* c, size_t ldc, uint32_t flags,
                            const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
   const int transposed = (flags & AXLE_F32_GEMM_STORE_T) != 0;
   if (!transposed) {
@@ -131,47 +131,101 @@ AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
   __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
   __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
   __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
-  /* The driver's next B panel starts right after this one. When B is
-   * pre-packed weights streamed from memory (few-pixel layers), hardware
-   * prefetch restarts at every 4 KiB page; pulling the next panel into L2
-   * at the pace this one is consumed hides that. A prefetch past the end of
-   * the buffer is harmless (no fault). */
-  const size_t next_panel = kc * NR;
+  /* The driver's next B panel starts right after this one when packed, or
+   * NR floats on in every row when B is read in place. When B is pre-packed
+   * weights streamed from memory (few-pixel layers), hardware prefetch
+   * restarts at every 4 KiB page; pulling the next panel into L2 at the
+   * pace this one is consumed hides that. A prefetch past the end of the
+   * buffer is harmless (no fault). */
+  const size_t next_panel = ldb == NR ? kc * NR : NR;
+  if (nr <= NR / 2) {
+    /* Half-width tile (the last panel of 196 or 49 columns): the second B
+     * vector would only multiply zero padding, at the full tile's cost.
+     * Odd K steps go to the idle second accumulators, so each chain waits
+     * on its FMA every other step only. */
+    size_t p = 0;
+#pragma GCC unroll 2
+    for (; p + 2 <= kc; p += 2) {
+      _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
+      const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + ldb);
+      const float* a1 = a + MR;
+      c00 = _mm256_fmadd_ps(_mm256_broadcast_ss(a), b0, c00);
+      c01 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1), b1, c01);
+      if (R > 1) {
+        c10 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 1), b0, c10);
+        c11 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 1), b1, c11);
+      }
+      if (R > 2) {
+        c20 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 2), b0, c20);
+        c21 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 2), b1, c21);
+      }
+      if (R > 3) {
+        c30 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 3), b0, c30);
+        c31 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 3), b1, c31);
+      }
+      if (R > 4) {
+        c40 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 4), b0, c40);
+        c41 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 4), b1, c41);
+      }
+      if (R > 5) {
+        c50 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 5), b0, c50);
+        c51 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 5), b1, c51);
+      }
+      a += 2 * MR;
+      b += 2 * ldb;
+    }
+    if (p < kc) {
+      const __m256 b0 = _mm256_loadu_ps(b);
+      c00 = _mm256_fmadd_ps(_mm256_broadcast_ss(a), b0, c00);
+      if (R > 1) c10 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 1), b0, c10);
+      if (R > 2) c20 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 2), b0, c20);
+      if (R > 3) c30 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 3), b0, c30);
+      if (R > 4) c40 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 4), b0, c40);
+      if (R > 5) c50 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 5), b0, c50);
+    }
+    c00 = _mm256_add_ps(c00, c01);
+    c10 = _mm256_add_ps(c10, c11);
+    c20 = _mm256_add_ps(c20, c21);
+    c30 = _mm256_add_ps(c30, c31);
+    c40 = _mm256_add_ps(c40, c41);
+    c50 = _mm256_add_ps(c50, c51);
+  } else {
 #pragma GCC unroll 4
-  for (size_t p = 0; p < kc; ++p) {
-    _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
-    const __m256 b0 = _mm256_loadu_ps(b);
-    const __m256 b1 = _mm256_loadu_ps(b + 8);
-    __m256 av = _mm256_broadcast_ss(a);
-    c00 = _mm256_fmadd_ps(av, b0, c00);
-    c01 = _mm256_fmadd_ps(av, b1, c01);
-    if (R > 1) {
-      av = _mm256_broadcast_ss(a + 1);
-      c10 = _mm256_fmadd_ps(av, b0, c10);
-      c11 = _mm256_fmadd_ps(av, b1, c11);
+    for (size_t p = 0; p < kc; ++p) {
+      _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
+      const __m256 b0 = _mm256_loadu_ps(b);
+      const __m256 b1 = _mm256_loadu_ps(b + 8);
+      __m256 av = _mm256_broadcast_ss(a);
+      c00 = _mm256_fmadd_ps(av, b0, c00);
+      c01 = _mm256_fmadd_ps(av, b1, c01);
+      if (R > 1) {
+        av = _mm256_broadcast_ss(a + 1);
+        c10 = _mm256_fmadd_ps(av, b0, c10);
+        c11 = _mm256_fmadd_ps(av, b1, c11);
+      }
+      if (R > 2) {
+        av = _mm256_broadcast_ss(a + 2);
+        c20 = _mm256_fmadd_ps(av, b0, c20);
+        c21 = _mm256_fmadd_ps(av, b1, c21);
+      }
+      if (R > 3) {
+        av = _mm256_broadcast_ss(a + 3);
+        c30 = _mm256_fmadd_ps(av, b0, c30);
+        c31 = _mm256_fmadd_ps(av, b1, c31);
+      }
+      if (R > 4) {
+        av = _mm256_broadcast_ss(a + 4);
+        c40 = _mm256_fmadd_ps(av, b0, c40);
+        c41 = _mm256_fmadd_ps(av, b1, c41);
+      }
+      if (R > 5) {
+        av = _mm256_broadcast_ss(a + 5);
+        c50 = _mm256_fmadd_ps(av, b0, c50);
+        c51 = _mm256_fmadd_ps(av, b1, c51);
+      }
+      a += MR;
+      b += ldb;
     }
-    if (R > 2) {
-      av = _mm256_broadcast_ss(a + 2);
-      c20 = _mm256_fmadd_ps(av, b0, c20);
-      c21 = _mm256_fmadd_ps(av, b1, c21);
-    }
-    if (R > 3) {
-      av = _mm256_broadcast_ss(a + 3);
-      c30 = _mm256_fmadd_ps(av, b0, c30);
-      c31 = _mm256_fmadd_ps(av, b1, c31);
-    }
-    if (R > 4) {
-      av = _mm256_broadcast_ss(a + 4);
-      c40 = _mm256_fmadd_ps(av, b0, c40);
-      c41 = _mm256_fmadd_ps(av, b1, c41);
-    }
-    if (R > 5) {
-      av = _mm256_broadcast_ss(a + 5);
-      c50 = _mm256_fmadd_ps(av, b0, c50);
-      c51 = _mm256_fmadd_ps(av, b1, c51);
-    }
-    a += MR;
-    b += NR;
   }
   if (nr == NR) {
     axle_f32_epilogue_t none;
@@ -213,15 +267,15 @@ AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
 }
 
 AXLE_AVX2 void axle_f32_gemm_6x16__avx2_fma(size_t mr, size_t nr, size_t kc, const float* a,
-                                            const float* b, float* c, size_t ldc,
+                                            const float* b, size_t ldb, float* c, size_t ldc,
                                             uint32_t flags, const axle_f32_epilogue_t* ep,
                                             size_t row0, size_t col0) {
   switch (mr) {
-    case 1: tile(1, nr, kc, a, b, c, ldc, flags, ep, row0, col0); break;
-    case 2: tile(2, nr, kc, a, b, c, ldc, flags, ep, row0, col0); break;
-    case 3: tile(3, nr, kc, a, b, c, ldc, flags, ep, row0, col0); break;
-    case 4: tile(4, nr, kc, a, b, c, ldc, flags, ep, row0, col0); break;
-    case 5: tile(5, nr, kc, a, b, c, ldc, flags, ep, row0, col0); break;
-    default: tile(6, nr, kc, a, b, c, ldc, flags, ep, row0, col0); break;
+    case 1: tile(1, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0); break;
+    case 2: tile(2, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0); break;
+    case 3: tile(3, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0); break;
+    case 4: tile(4, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0); break;
+    case 5: tile(5, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0); break;
+    default: tile(6, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0); break;
   }
 }

@@ -59,11 +59,12 @@ void axle_f32_gemm_tile_store(size_t mr, size_t nr, const float* acc, float* c, 
 }
 
 void axle_f32_gemm_6x16__scalar(size_t mr, size_t nr, size_t kc, const float* a,
-                                const float* b, float* c, size_t ldc, uint32_t flags,
-                                const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
+                                const float* b, size_t ldb, float* c, size_t ldc,
+                                uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
+                                size_t col0) {
   enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
   float acc[MR * NR] = {0};
-  for (size_t p = 0; p < kc; ++p, a += MR, b += NR)
+  for (size_t p = 0; p < kc; ++p, a += MR, b += ldb)
     for (size_t i = 0; i < MR; ++i)
       for (size_t j = 0; j < NR; ++j) acc[i * NR + j] += a[i] * b[j];
   axle_f32_gemm_tile_store(mr, nr, acc, c, ldc, flags, ep, row0, col0);

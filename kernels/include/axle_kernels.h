@@ -110,20 +110,24 @@ void axle_f32_epilogue_init(axle_f32_epilogue_t* ep);
 #define AXLE_F32_GEMM_STORE_T 4u
 
 /* One tile: C[0..mr, 0..nr) (row stride ldc) = sum over kc of a * b, where a
- * is kc groups of MR floats (one per row) and b kc groups of NR floats (one
- * per column), as packing lays them out. c points at the tile's first
- * element as stored. With FINISH, ep (never NULL then) applies, its bias and
- * residual taken at tile position (row0, col0) of the GEMM. */
+ * is kc groups of MR floats (one per row), as packing lays them out, and b
+ * kc rows of NR floats (one per column), ldb floats apart: NR for a packed
+ * panel, or the row stride of an operand read in place (all NR floats of
+ * every row must be readable, even when nr < NR). c points at the tile's
+ * first element as stored. With FINISH, ep (never NULL then) applies, its
+ * bias and residual taken at tile position (row0, col0) of the GEMM. */
 typedef void (*axle_f32_gemm_ukernel_fn)(size_t mr, size_t nr, size_t kc, const float* a,
-                                         const float* b, float* c, size_t ldc,
+                                         const float* b, size_t ldb, float* c, size_t ldc,
                                          uint32_t flags, const axle_f32_epilogue_t* ep,
                                          size_t row0, size_t col0);
 void axle_f32_gemm_6x16__scalar(size_t mr, size_t nr, size_t kc, const float* a,
-                                const float* b, float* c, size_t ldc, uint32_t flags,
-                                const axle_f32_epilogue_t* ep, size_t row0, size_t col0);
+                                const float* b, size_t ldb, float* c, size_t ldc,
+                                uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
+                                size_t col0);
 void axle_f32_gemm_6x16__avx2_fma(size_t mr, size_t nr, size_t kc, const float* a,
-                                  const float* b, float* c, size_t ldc, uint32_t flags,
-                                  const axle_f32_epilogue_t* ep, size_t row0, size_t col0);
+                                  const float* b, size_t ldb, float* c, size_t ldc,
+                                  uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
+                                  size_t col0);
 /* The micro-kernel for axle_kernels_isa(). */
 axle_f32_gemm_ukernel_fn axle_f32_gemm_ukernel(void);
 
@@ -295,18 +299,17 @@ void axle_f32_im2col_block(const axle_f32_conv_params_t* p, const float* x_group
 
 /* One output plane of a depthwise convolution with its epilogue: x_plane
  * is the input channel's plane, w its kernel, bias/residual this output
- * channel's (residual plane may be NULL). tmp: per-worker scratch of
- * axle_f32_dwconv_tmp_size(p) floats (the AVX2 variant pads the plane into
- * it). The AVX2 variant takes 2-D 3x3 kernels, dilation 1, stride 1 or 2. */
-size_t axle_f32_dwconv_tmp_size(const axle_f32_conv_params_t* p);
+ * channel's (residual plane may be NULL). The AVX2 variant takes 2-D 3x3
+ * kernels, dilation 1, stride 1 or 2, and reads the plane in place (it
+ * needs no scratch). */
 int axle_f32_dwconv_3x3__avx2_fma_supports(const axle_f32_conv_params_t* p);
 void axle_f32_dwconv_plane__scalar(const axle_f32_conv_params_t* p, const float* x_plane,
                                    const float* w, float bias, const float* residual,
-                                   const axle_f32_epilogue_t* ep, float* y_plane, float* tmp);
+                                   const axle_f32_epilogue_t* ep, float* y_plane);
 void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t* p,
                                          const float* x_plane, const float* w, float bias,
                                          const float* residual, const axle_f32_epilogue_t* ep,
-                                         float* y_plane, float* tmp);
+                                         float* y_plane);
 
 /* ---------------------------------------------------------------------- */
 /* Pooling                                                                 */

@@ -174,11 +174,12 @@ enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
 
 static int have_avx2(void) { return axle_kernels_isa() >= AXLE_ISA_AVX2_FMA; }
 
-/* One micro-kernel call against the double reference, for every flag. */
+/* One micro-kernel call against the double reference, for every flag; B
+ * rows ldb floats apart (NR: packed; more: read in place). */
 static void ukernel_case(axle_f32_gemm_ukernel_fn uk, const char* name, size_t mr, size_t nr,
-                         size_t kc, uint32_t flags, const ref_ep_t* e) {
+                         size_t kc, size_t ldb, uint32_t flags, const ref_ep_t* e) {
   float* a = kt_array(kc * MR);
-  float* b = kt_array(kc * NR);
+  float* b = kt_array(kc * ldb);
   const size_t ldc = 19; /* wider than any tile, so strays would show */
   const size_t rows = (flags & AXLE_F32_GEMM_STORE_T) ? NR : MR;
   float* c = kt_array(rows * ldc);
@@ -192,7 +193,7 @@ static void ukernel_case(axle_f32_gemm_ukernel_fn uk, const char* name, size_t m
   for (size_t i = 0; i < mr; ++i) {
     for (size_t j = 0; j < nr; ++j) {
       double acc = 0.0;
-      for (size_t p = 0; p < kc; ++p) acc += (double)a[p * MR + i] * b[p * NR + j];
+      for (size_t p = 0; p < kc; ++p) acc += (double)a[p * MR + i] * b[p * ldb + j];
       const int t = (flags & AXLE_F32_GEMM_STORE_T) != 0;
       float* w = t ? &want[j * ldc + i] : &want[i * ldc + j];
       if (flags & AXLE_F32_GEMM_ACCUMULATE) acc += *w;
@@ -206,10 +207,10 @@ static void ukernel_case(axle_f32_gemm_ukernel_fn uk, const char* name, size_t m
       }
     }
   }
-  uk(mr, nr, kc, a, b, c, ldc, flags, &ep, row0, col0);
+  uk(mr, nr, kc, a, b, ldb, c, ldc, flags, &ep, row0, col0);
   char what[160];
-  snprintf(what, sizeof what, "%s mr=%zu nr=%zu kc=%zu flags=%u ep=%d%d%d", name, mr, nr, kc,
-           flags, e->bias, e->residual, e->act);
+  snprintf(what, sizeof what, "%s mr=%zu nr=%zu kc=%zu ldb=%zu flags=%u ep=%d%d%d", name, mr, nr,
+           kc, ldb, flags, e->bias, e->residual, e->act);
   kt_close(what, c, want, rows * ldc, 1e-5, 1e-5 * (double)(kc + 1));
   free(a);
   free(b);
@@ -226,17 +227,19 @@ static void ukernel_all(axle_f32_gemm_ukernel_fn uk, const char* name) {
       AXLE_F32_GEMM_FINISH | AXLE_F32_GEMM_STORE_T,
       AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_FINISH | AXLE_F32_GEMM_STORE_T};
   static const size_t nrs[] = {1, 7, 8, 9, 15, 16};
-  static const size_t kcs[] = {0, 1, 5, 33};
+  static const size_t kcs[] = {0, 1, 4, 5, 33};
   for (size_t mr = 1; mr <= MR; ++mr)
     for (size_t ni = 0; ni < sizeof nrs / sizeof nrs[0]; ++ni)
       for (size_t ki = 0; ki < sizeof kcs / sizeof kcs[0]; ++ki)
         for (size_t fi = 0; fi < sizeof flag_sets / sizeof flag_sets[0]; ++fi)
-          ukernel_case(uk, name, mr, nrs[ni], kcs[ki], flag_sets[fi],
+          ukernel_case(uk, name, mr, nrs[ni], kcs[ki], NR, flag_sets[fi],
                        &k_eps[(mr + ni + ki + fi) % (sizeof k_eps / sizeof k_eps[0])]);
-  /* Every epilogue on the full tile, the AVX2 register path. */
+  /* Every epilogue on the full tile, the AVX2 register path, with B packed
+   * and read in place (a row stride that is no multiple of the vector). */
   for (size_t e = 0; e < sizeof k_eps / sizeof k_eps[0]; ++e)
-    ukernel_case(uk, name, MR, NR, 17, AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_FINISH,
-                 &k_eps[e]);
+    for (size_t ldb = NR; ldb <= NR + 5; ldb += 5)
+      for (size_t fi = 0; fi < sizeof flag_sets / sizeof flag_sets[0]; ++fi)
+        ukernel_case(uk, name, MR - e % 2, NR, 17, ldb, flag_sets[fi], &k_eps[e]);
 }
 
 static void test_ukernel_scalar(void) { ukernel_all(axle_f32_gemm_6x16__scalar, "scalar"); }
@@ -260,7 +263,7 @@ static void test_ukernel_nan_passes(void) {
     axle_f32_epilogue_init(&ep);
     ep.min = 0.0f;
     ep.max = 6.0f;
-    uks[v](MR, NR, 1, a, b, c, NR, AXLE_F32_GEMM_FINISH, &ep, 0, 0);
+    uks[v](MR, NR, 1, a, b, NR, c, NR, AXLE_F32_GEMM_FINISH, &ep, 0, 0);
     CU_ASSERT(isnan(c[0]));
     CU_ASSERT_EQUAL(c[NR], 1.0f);
   }
@@ -528,6 +531,7 @@ static const conv_shape_t k_convs[] = {
     {1, 1, 16, 24, {1, 20, 20}, {1, 1, 1}, {0}, {0}, {0}, {0}},         /* pointwise */
     {2, 1, 7, 13, {1, 9, 11}, {1, 1, 1}, {0}, {0}, {0}, {0}},           /* pointwise, batch */
     {1, 1, 64, 40, {1, 7, 7}, {1, 1, 1}, {0}, {0}, {0}, {0}},           /* transposed */
+    {2, 1, 40, 16, {1, 11, 13}, {1, 1, 1}, {0}, {0}, {0}, {0}},         /* B in place */
     {1, 1, 8, 16, {1, 14, 14}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
     {1, 1, 32, 64, {1, 7, 7}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
     {1, 1, 3, 16, {1, 23, 23}, {1, 7, 7}, {1, 2, 2}, {0}, {0, 3, 3}, {0, 3, 3}},
@@ -552,6 +556,16 @@ static const conv_shape_t k_convs[] = {
     {1, 3, 3, 3, {1, 6, 6}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 2, 2}, {0, 2, 2}},
     {1, 6, 6, 6, {1, 16, 16}, {1, 5, 5}, {1, 1, 1}, {0}, {0, 2, 2}, {0, 2, 2}},  /* 5x5 */
     {1, 4, 4, 4, {1, 1, 3}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+    /* ... rows wide enough for interior column groups between masked ones,
+     * odd row counts, no padding (stride 1 row by row), end-only padding at
+     * stride 2 */
+    {1, 2, 2, 2, {1, 11, 37}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+    {1, 2, 2, 2, {1, 9, 40}, {1, 3, 3}, {1, 2, 2}, {0}, {0, 1, 1}, {0, 1, 1}},
+    {1, 2, 2, 2, {1, 8, 33}, {1, 3, 3}, {1, 1, 1}, {0}, {0}, {0}},
+    {1, 2, 2, 2, {1, 8, 50}, {1, 3, 3}, {1, 2, 2}, {0}, {0}, {0, 1, 1}},
+    /* ... as wide as the input with uneven padding (the flat stride-1 walk) */
+    {1, 3, 3, 3, {1, 9, 21}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 0, 1}, {0, 2, 1}},
+    {1, 3, 3, 3, {1, 10, 27}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 2, 2}, {0, 0, 0}},
 };
 
 static void conv_all(uint32_t threads) {
@@ -588,12 +602,11 @@ static void test_dwconv_variants(void) {
       float* y0 = kt_array(out_vol + 8);
       float* y1 = kt_array(out_vol + 8);
       memcpy(y1, y0, (out_vol + 8) * sizeof(float));
-      float* tmp = kt_array(axle_f32_dwconv_tmp_size(&p));
       axle_f32_epilogue_t ep;
       make_ep(&k_eps[e], NULL, NULL, 0, &ep);
       const float* r = k_eps[e].residual ? res : NULL;
-      axle_f32_dwconv_plane__scalar(&p, x, w, 0.25f, r, &ep, y0, tmp);
-      axle_f32_dwconv_plane_3x3__avx2_fma(&p, x, w, 0.25f, r, &ep, y1, tmp);
+      axle_f32_dwconv_plane__scalar(&p, x, w, 0.25f, r, &ep, y0);
+      axle_f32_dwconv_plane_3x3__avx2_fma(&p, x, w, 0.25f, r, &ep, y1);
       /* out_vol + 8: the masked tail must not write past the plane. */
       kt_close("dwconv 3x3 avx2 vs scalar", y1, y0, out_vol + 8, 1e-6, 1e-6);
       free(x);
@@ -601,7 +614,6 @@ static void test_dwconv_variants(void) {
       free(res);
       free(y0);
       free(y1);
-      free(tmp);
     }
   }
 }
