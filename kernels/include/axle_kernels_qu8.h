@@ -85,6 +85,65 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
                    const axle_qu8_requant_t* rq, uint8_t* y, void* scratch,
                    const axle_parallel_t* par);
 
+/* ---- pieces of the prepared convolution, per ISA (for tests and benches) */
+
+/* Register tile of the GEMM micro-kernels: MR output channels by NR output
+ * pixels. Operands are int16 pairs along K (vpmaddwd's layout): a holds, per
+ * K pair, MR (w[i][k], w[i][k + 1]) pairs; b holds, per K pair, NR
+ * (x[k][j], x[k + 1][j]) pairs. An odd K ends in a pair whose second half is
+ * 0 in both. */
+#define AXLE_QU8_GEMM_MR 6
+#define AXLE_QU8_GEMM_NR 16
+
+/* Packs cols (<= NR) columns of kc rows of a u8 matrix (element (k, j) at
+ * x[k * rs + j]) into b's layout: (kc + 1) / 2 pairs of NR columns; columns
+ * past cols are 0. */
+void axle_qu8_gemm_pack_b_16__scalar(size_t kc, size_t cols, const uint8_t* x, size_t rs,
+                                     int16_t* packed);
+void axle_qu8_gemm_pack_b_16__avx2(size_t kc, size_t cols, const uint8_t* x, size_t rs,
+                                   int16_t* packed);
+
+/* One tile of output: for i < mr, j < nr,
+ *   y[i * ldy + j] = requant(terms[i] + sum over kp pairs of a . b)
+ * with scale[i] and rq's zero point and clamp (rq->scale is not read).
+ * terms: the per-channel int32 terms (bias - x_zero_point * sum w). */
+typedef void (*axle_qu8_gemm_ukernel_fn)(size_t mr, size_t nr, size_t kp, const int16_t* a,
+                                         const int16_t* b, const int32_t* terms,
+                                         const float* scale, const axle_qu8_requant_t* rq,
+                                         uint8_t* y, size_t ldy);
+void axle_qu8_gemm_6x16__scalar(size_t mr, size_t nr, size_t kp, const int16_t* a,
+                                const int16_t* b, const int32_t* terms, const float* scale,
+                                const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
+void axle_qu8_gemm_6x16__avx2(size_t mr, size_t nr, size_t kp, const int16_t* a,
+                              const int16_t* b, const int32_t* terms, const float* scale,
+                              const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
+
+/* Unfolds rows [k0, k0 + kc) (channel x kernel tap) and columns [n0, n0 +
+ * nc) (output pixels) of one image's and group's im2col matrix into dst,
+ * row-major with row stride nc; padded taps read x_zero_point. x_group: the
+ * group's first input channel. */
+void axle_qu8_im2col_block(const axle_f32_conv_params_t* p, const uint8_t* x_group,
+                           uint8_t x_zero_point, size_t k0, size_t kc, size_t n0, size_t nc,
+                           uint8_t* dst);
+
+/* One output plane of a depthwise convolution: x_plane is the input
+ * channel's plane, w its kernel taps as int16 (kernel volume rounded up to
+ * even, the extra tap 0), term its bias - x_zero_point * sum w, scale its
+ * requantisation scale. tmp: per-worker scratch of
+ * axle_qu8_dwconv_tmp_size(p) bytes, 64-byte aligned (the AVX2 variant
+ * copies the plane, padded with x_zero_point, into it). The AVX2 variant
+ * takes 2-D 3x3 kernels, dilation 1, stride 1 or 2. */
+size_t axle_qu8_dwconv_tmp_size(const axle_f32_conv_params_t* p);
+int axle_qu8_dwconv_3x3__avx2_supports(const axle_f32_conv_params_t* p);
+void axle_qu8_dwconv_plane__scalar(const axle_f32_conv_params_t* p, const uint8_t* x_plane,
+                                   int32_t x_zero_point, const int16_t* w, int32_t term,
+                                   float scale, const axle_qu8_requant_t* rq, uint8_t* y_plane,
+                                   void* tmp);
+void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p, const uint8_t* x_plane,
+                                     int32_t x_zero_point, const int16_t* w, int32_t term,
+                                     float scale, const axle_qu8_requant_t* rq,
+                                     uint8_t* y_plane, void* tmp);
+
 /* Quantized addition with the arithmetic of DequantizeLinear, Add and
  * QuantizeLinear run in float32 one after the other (so it matches an
  * unfused QDQ graph bit for bit):

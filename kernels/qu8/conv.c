@@ -1,0 +1,270 @@
+/* Prepared quantized convolution: planning, weight packing and the run.
+ *
+ * GEMM and IM2COL share one driver: the output of each (image, group) is
+ * cut into strips of NR pixels; a worker packs a strip of the input (the
+ * input itself for pointwise layers, an im2col block otherwise) into int16
+ * pairs once, in its own scratch, and runs the micro-kernel over its range
+ * of MR-channel weight panels, so packed weights stream from cache while
+ * the strip stays in L1. DEPTHWISE runs plane kernels.
+ *
+ * Packed layout, per group: the int32 terms bias - x_zero_point * sum w of
+ * its output channels (64-byte aligned), then the weights: MR-row panels in
+ * the micro-kernel's pair layout, or for depthwise each channel's taps as
+ * int16 (an even count). */
+#include <string.h>
+
+#include "axle_kernels_qu8.h"
+#include "requant.h"
+
+enum { MR = AXLE_QU8_GEMM_MR, NR = AXLE_QU8_GEMM_NR };
+
+static size_t round64(size_t v) { return (v + 63) / 64 * 64; }
+static int64_t volume(const int64_t* d) { return d[0] * d[1] * d[2]; }
+
+static int is_pointwise(const axle_f32_conv_params_t* p) {
+  for (int d = 0; d < AXLE_KERNEL_MAX_SPATIAL; ++d)
+    if (p->kernel[d] != 1 || p->stride[d] != 1 || p->pad[d] != 0 || p->in[d] != p->out[d]) return 0;
+  return 1;
+}
+
+void axle_qu8_conv_plan(const axle_f32_conv_params_t* p, int32_t x_zero_point,
+                        axle_qu8_conv_plan_t* plan) {
+  memset(plan, 0, sizeof *plan);
+  plan->p = *p;
+  plan->x_zero_point = x_zero_point;
+  const int64_t cg = p->in_channels / p->groups;
+  plan->m = (size_t)(p->out_channels / p->groups);
+  plan->n = (size_t)volume(p->out);
+  plan->k = (size_t)(cg * volume(p->kernel));
+  if (cg == 1 && p->groups > 1)
+    plan->algo = AXLE_QU8_CONV_DEPTHWISE;
+  else
+    plan->algo = is_pointwise(p) ? AXLE_QU8_CONV_GEMM : AXLE_QU8_CONV_IM2COL;
+}
+
+static size_t k_pairs(const axle_qu8_conv_plan_t* plan) { return (plan->k + 1) / 2; }
+static size_t m_panels(const axle_qu8_conv_plan_t* plan) { return (plan->m + MR - 1) / MR; }
+static size_t terms_bytes(const axle_qu8_conv_plan_t* plan) {
+  return round64(plan->m * sizeof(int32_t));
+}
+
+static size_t group_bytes(const axle_qu8_conv_plan_t* plan) {
+  const size_t weights = plan->algo == AXLE_QU8_CONV_DEPTHWISE
+                             ? plan->m * k_pairs(plan) * 2 * sizeof(int16_t)
+                             : m_panels(plan) * k_pairs(plan) * MR * 2 * sizeof(int16_t);
+  return round64(terms_bytes(plan) + weights);
+}
+
+size_t axle_qu8_conv_packed_size(const axle_qu8_conv_plan_t* plan) {
+  return group_bytes(plan) * (size_t)plan->p.groups;
+}
+
+void axle_qu8_conv_pack(const axle_qu8_conv_plan_t* plan, const int8_t* w, const int32_t* bias,
+                        void* packed) {
+  const size_t m = plan->m, k = plan->k, kp = k_pairs(plan);
+  memset(packed, 0, axle_qu8_conv_packed_size(plan));
+  for (int64_t g = 0; g < plan->p.groups; ++g) {
+    const int8_t* wg = w + (size_t)g * m * k;
+    unsigned char* base = (unsigned char*)packed + (size_t)g * group_bytes(plan);
+    int32_t* terms = (int32_t*)base;
+    int16_t* dst = (int16_t*)(base + terms_bytes(plan));
+    for (size_t i = 0; i < m; ++i) {
+      int64_t sum = 0;
+      for (size_t t = 0; t < k; ++t) sum += wg[i * k + t];
+      const int64_t b = bias ? bias[(size_t)g * m + i] : 0;
+      terms[i] = axle_qu8_wrap(b - (int64_t)plan->x_zero_point * sum);
+      for (size_t t = 0; t < k; ++t) {
+        const size_t at = plan->algo == AXLE_QU8_CONV_DEPTHWISE
+                              ? i * kp * 2 + t
+                              : ((i / MR * kp + t / 2) * MR + i % MR) * 2 + t % 2;
+        dst[at] = wg[i * k + t];
+      }
+    }
+  }
+}
+
+/* ---- GEMM and IM2COL ------------------------------------------------------ */
+
+/* Per-worker scratch: the packed strip, then (IM2COL) the u8 im2col block. */
+static size_t strip_bytes(const axle_qu8_conv_plan_t* plan) {
+  return round64(k_pairs(plan) * NR * 2 * sizeof(int16_t));
+}
+/* Strips unfolded per im2col call: the call's index arithmetic (divisions
+ * per kernel row) is paid per block, so blocks are as wide as a 64 KB
+ * buffer allows, up to 16 strips. */
+static size_t im2col_strips(const axle_qu8_conv_plan_t* plan) {
+  const size_t fit = 65536 / ((plan->k ? plan->k : 1) * NR);
+  return fit < 1 ? 1 : fit > 16 ? 16 : fit;
+}
+
+static size_t worker_bytes(const axle_qu8_conv_plan_t* plan) {
+  if (plan->algo == AXLE_QU8_CONV_DEPTHWISE) return round64(axle_qu8_dwconv_tmp_size(&plan->p));
+  return strip_bytes(plan) +
+         (plan->algo == AXLE_QU8_CONV_IM2COL ? round64(plan->k * NR * im2col_strips(plan)) : 0);
+}
+
+typedef void (*pack_b_fn)(size_t kc, size_t cols, const uint8_t* x, size_t rs, int16_t* packed);
+
+typedef struct gemm_run_t {
+  const axle_qu8_conv_plan_t* plan;
+  const uint8_t* x;
+  const unsigned char* packed;
+  const axle_qu8_requant_t* rq;
+  uint8_t* y;
+  unsigned char* scratch;
+  axle_qu8_gemm_ukernel_fn ukernel;
+  pack_b_fn pack_b;
+  size_t n_chunks, m_chunks; /* per (image, group) */
+} gemm_run_t;
+
+/* [lo, hi) of chunk i when count items are cut into chunks near-equal parts. */
+static void chunk_range(size_t count, size_t chunks, size_t i, size_t* lo, size_t* hi) {
+  *lo = count * i / chunks;
+  *hi = count * (i + 1) / chunks;
+}
+
+static void gemm_task(void* arg, size_t task, uint32_t thread) {
+  const gemm_run_t* r = arg;
+  const axle_qu8_conv_plan_t* plan = r->plan;
+  const axle_f32_conv_params_t* p = &plan->p;
+  const size_t m = plan->m, n = plan->n, k = plan->k, kp = k_pairs(plan);
+  const size_t mc = task % r->m_chunks, nc = task / r->m_chunks % r->n_chunks;
+  const size_t unit = task / (r->m_chunks * r->n_chunks);
+  const size_t groups = (size_t)p->groups, g = unit % groups, image = unit / groups;
+  const size_t cg = (size_t)p->in_channels / groups;
+  const uint8_t* xg = r->x + (image * (size_t)p->in_channels + g * cg) * (size_t)volume(p->in);
+  const unsigned char* gp = r->packed + g * group_bytes(plan);
+  const int32_t* terms = (const int32_t*)gp;
+  const int16_t* a = (const int16_t*)(gp + terms_bytes(plan));
+  const float* scale = r->rq->scale + g * m;
+  uint8_t* yg = r->y + (image * (size_t)p->out_channels + g * m) * n;
+  unsigned char* ws = r->scratch + (size_t)thread * worker_bytes(plan);
+  int16_t* strip = (int16_t*)ws;
+  uint8_t* cols_buf = ws + strip_bytes(plan);
+  size_t s0, s1, p0, p1;
+  chunk_range((n + NR - 1) / NR, r->n_chunks, nc, &s0, &s1);
+  chunk_range(m_panels(plan), r->m_chunks, mc, &p0, &p1);
+  const size_t block = plan->algo == AXLE_QU8_CONV_IM2COL ? im2col_strips(plan) : 0;
+  size_t block_j0 = 0, block_cols = 0; /* the im2col block in cols_buf */
+  for (size_t s = s0; s < s1; ++s) {
+    const size_t j0 = s * NR, cols = n - j0 < NR ? n - j0 : NR;
+    if (plan->algo == AXLE_QU8_CONV_GEMM) {
+      r->pack_b(k, cols, xg + j0, n, strip);
+    } else {
+      if (j0 >= block_j0 + block_cols) {
+        block_j0 = j0;
+        block_cols = (s1 - s < block ? s1 - s : block) * NR;
+        if (block_cols > n - j0) block_cols = n - j0;
+        axle_qu8_im2col_block(p, xg, (uint8_t)plan->x_zero_point, 0, k, block_j0, block_cols,
+                              cols_buf);
+      }
+      r->pack_b(k, cols, cols_buf + (j0 - block_j0), block_cols, strip);
+    }
+    for (size_t pi = p0; pi < p1; ++pi) {
+      const size_t i0 = pi * MR, rows = m - i0 < MR ? m - i0 : MR;
+      r->ukernel(rows, cols, kp, a + pi * kp * MR * 2, strip, terms + i0, scale + i0, r->rq,
+                 yg + i0 * n + j0, n);
+    }
+  }
+}
+
+/* ---- depthwise -------------------------------------------------------------- */
+
+typedef struct dw_run_t {
+  const axle_qu8_conv_plan_t* plan;
+  const uint8_t* x;
+  const unsigned char* packed;
+  const axle_qu8_requant_t* rq;
+  uint8_t* y;
+  unsigned char* scratch;
+  size_t planes, planes_per_task;
+  int avx2;
+} dw_run_t;
+
+static void dw_task(void* arg, size_t task, uint32_t thread) {
+  const dw_run_t* r = arg;
+  const axle_qu8_conv_plan_t* plan = r->plan;
+  const axle_f32_conv_params_t* p = &plan->p;
+  const size_t in_vol = (size_t)volume(p->in), out_vol = plan->n, mult = plan->m;
+  const size_t channels = (size_t)p->out_channels, gbytes = group_bytes(plan);
+  const size_t tbytes = terms_bytes(plan), wstride = k_pairs(plan) * 2;
+  void* tmp = r->scratch + (size_t)thread * worker_bytes(plan);
+  const size_t begin = task * r->planes_per_task;
+  const size_t end =
+      begin + r->planes_per_task < r->planes ? begin + r->planes_per_task : r->planes;
+  /* Small planes (7x7) cost little more than this bookkeeping, so the
+   * divisions happen once per task and the loop only counts. */
+  size_t oc = begin % channels, image = begin / channels;
+  for (size_t plane = begin; plane < end; ++plane) {
+    const size_t ic = oc / mult, j = oc - ic * mult;
+    const unsigned char* gp = r->packed + ic * gbytes;
+    const int16_t* w = (const int16_t*)(gp + tbytes) + j * wstride;
+    const int32_t term = ((const int32_t*)gp)[j];
+    const uint8_t* xp = r->x + (image * (size_t)p->in_channels + ic) * in_vol;
+    uint8_t* yp = r->y + plane * out_vol;
+    if (r->avx2)
+      axle_qu8_dwconv_plane_3x3__avx2(p, xp, plan->x_zero_point, w, term, r->rq->scale[oc], r->rq,
+                                      yp, tmp);
+    else
+      axle_qu8_dwconv_plane__scalar(p, xp, plan->x_zero_point, w, term, r->rq->scale[oc], r->rq, yp,
+                                    tmp);
+    if (++oc == channels) {
+      oc = 0;
+      ++image;
+    }
+  }
+}
+
+/* ---- entry points ------------------------------------------------------- */
+
+size_t axle_qu8_conv_scratch_size(const axle_qu8_conv_plan_t* plan, uint32_t threads) {
+  return worker_bytes(plan) * (threads < 1 ? 1 : threads);
+}
+
+void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const void* packed,
+                   const axle_qu8_requant_t* rq, uint8_t* y, void* scratch,
+                   const axle_parallel_t* par) {
+  const axle_f32_conv_params_t* p = &plan->p;
+  const uint32_t threads = axle_parallel_threads(par);
+  const int avx2 = axle_kernels_isa() >= AXLE_ISA_AVX2_FMA;
+  if (plan->n == 0 || plan->m == 0 || p->batch == 0) return;
+  if (plan->algo == AXLE_QU8_CONV_DEPTHWISE) {
+    dw_run_t r = {plan,
+                  x,
+                  packed,
+                  rq,
+                  y,
+                  scratch,
+                  (size_t)(p->batch * p->out_channels),
+                  1,
+                  avx2 && axle_qu8_dwconv_3x3__avx2_supports(p)};
+    /* About 8 tasks per thread: planes differ little in cost, and fewer
+     * tasks would leave a thread idle when the other is preempted. */
+    const size_t tasks = threads > 1 ? (size_t)threads * 8 : 1;
+    r.planes_per_task = (r.planes + tasks - 1) / tasks;
+    axle_parallel_run(par, (r.planes + r.planes_per_task - 1) / r.planes_per_task, dw_task, &r);
+    return;
+  }
+  gemm_run_t r = {plan,
+                  x,
+                  packed,
+                  rq,
+                  y,
+                  scratch,
+                  avx2 ? axle_qu8_gemm_6x16__avx2 : axle_qu8_gemm_6x16__scalar,
+                  avx2 ? axle_qu8_gemm_pack_b_16__avx2 : axle_qu8_gemm_pack_b_16__scalar,
+                  1,
+                  1};
+  const size_t units = (size_t)(p->batch * p->groups);
+  if (threads > 1) {
+    /* About 4 tasks per thread in all, over pixel strips first (each
+     * strip is packed once per task), then over weight panels when the
+     * image has too few strips (7x7 maps). */
+    const size_t want = ((size_t)threads * 4 + units - 1) / units;
+    const size_t strips = (plan->n + NR - 1) / NR;
+    r.n_chunks = strips < want ? strips : want;
+    const size_t m_want = (want + r.n_chunks - 1) / r.n_chunks;
+    r.m_chunks = m_panels(plan) < m_want ? m_panels(plan) : m_want;
+  }
+  axle_parallel_run(par, units * r.n_chunks * r.m_chunks, gemm_task, &r);
+}

@@ -1,0 +1,228 @@
+/* Depthwise 3x3 quantized convolution of one plane with AVX2, stride 1 or 2.
+ *
+ * The plane is first copied into per-worker scratch padded with
+ * x_zero_point (the packed term cancels it), so every tap load is a plain
+ * unaligned load with no edge cases; u8 x s8 pairs cannot saturate
+ * vpmaddwd.
+ *
+ * Stride 1 widens the copy to int16, which lets vpmaddwd take its (x, x')
+ * pairs straight from memory: read as int32 lanes, 16 int16 starting at
+ * column c are the pairs (c + 2i, c + 2i + 1), i.e. taps kx = 0 and 1 of
+ * the outputs whose windows start at those even offsets, against the
+ * broadcast weights (w0, w1); the load at c + 2 gives tap kx = 2 against
+ * (w2, 0), and loads at c + 1 and c + 3 do the same for the odd offsets.
+ * The even and odd results are interleaved when narrowing. The padded
+ * plane, rows ow + 2 wide, is walked as one long row: output (oy, ox) at
+ * flat position oy * (ow + 2) + ox reads its taps at that position plus
+ * ky * (ow + 2) + kx, so groups of 16 run across row ends and only the two
+ * padding columns per row are wasted (a 7x7 map fills 49 of 63 lanes
+ * instead of 7 of 16 per row); the flat result is then compacted.
+ *
+ * Stride 2 reads each input byte for only a quarter of an output, so its
+ * copy stays u8 (half the copying) and taps are widened as they load: the
+ * even and odd bytes of a 32-byte load are taps kx = 0 and 1 of 16
+ * outputs, paired for vpmaddwd with unpacklo/hi_epi16, which split the
+ * outputs into {0..3, 8..11} and {4..7, 12..15} for the narrowing pack to
+ * undo; the ninth tap pairs with a zero weight. */
+#include <string.h>
+
+#include "axle_kernels_qu8.h"
+#include "requant_avx2.h"
+
+int axle_qu8_dwconv_3x3__avx2_supports(const axle_f32_conv_params_t* p) {
+  return p->in[0] == 1 && p->out[0] == 1 && p->kernel[0] == 1 && p->kernel[1] == 3 &&
+         p->kernel[2] == 3 && p->dilation[1] == 1 && p->dilation[2] == 1 &&
+         p->stride[1] == p->stride[2] && (p->stride[1] == 1 || p->stride[1] == 2);
+}
+
+/* Scratch layout: the padded plane (row_len elements per row, int16 for
+ * stride 1 and u8 for stride 2, then a margin for the last group's loads
+ * and the rows' 16-wide stores), then for stride 1 the flat u8 result. */
+typedef struct dw_layout_t {
+  int64_t row_len, rows, plane_bytes, flat_groups;
+} dw_layout_t;
+
+static dw_layout_t dw_layout(const axle_f32_conv_params_t* p) {
+  dw_layout_t l;
+  const int64_t s = p->stride[2], oh = p->out[1], ow = p->out[2];
+  l.rows = (oh - 1) * s + 3;
+  l.row_len = s == 1 ? ow + 2 : 2 * ((ow + 15) / 16 * 16 + 16);
+  l.flat_groups = s == 1 ? (oh * l.row_len + 15) / 16 : 0;
+  l.plane_bytes = ((l.rows * l.row_len + 64) * (s == 1 ? 2 : 1) + 63) / 64 * 64;
+  return l;
+}
+
+size_t axle_qu8_dwconv_tmp_size(const axle_f32_conv_params_t* p) {
+  if (!axle_qu8_dwconv_3x3__avx2_supports(p)) return 0;
+  const dw_layout_t l = dw_layout(p);
+  return (size_t)(l.plane_bytes + l.flat_groups * 16 + 16);
+}
+
+/* 16 pixels to element `at` of a padded row, widened to int16 or not. */
+AXLE_AVX2_INLINE void store_px(void* d, int64_t at, __m128i v, int wide) {
+  if (wide)
+    _mm256_storeu_si256((__m256i*)((int16_t*)d + at), _mm256_cvtepu8_epi16(v));
+  else
+    _mm_storeu_si128((__m128i*)((uint8_t*)d + at), v);
+}
+
+/* Padded row: zero point everywhere, then the input's n bytes at element
+ * dst0. Stores may run up to 15 elements past the row (into the next row,
+ * written later, or the margin). src_end: the end of the readable input,
+ * so a short tail can still be one 16-byte load, blended with the zero
+ * point past n. */
+AXLE_AVX2_INLINE void pad_row(void* d, int64_t row_len, uint8_t zp, const uint8_t* src,
+                              const uint8_t* src_end, int64_t dst0, int64_t n, int wide) {
+  const __m128i zp8 = _mm_set1_epi8((char)zp);
+  for (int64_t c = 0; c < row_len; c += 16) store_px(d, c, zp8, wide);
+  if (!src) return;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    store_px(d, dst0 + i, _mm_loadu_si128((const __m128i*)(src + i)), wide);
+  if (i == n) return;
+  if (src + i + 16 <= src_end) {
+    const __m128i keep =
+        _mm_cmpgt_epi8(_mm_set1_epi8((char)(n - i)),
+                       _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    store_px(d, dst0 + i, _mm_blendv_epi8(zp8, _mm_loadu_si128((const __m128i*)(src + i)), keep),
+             wide);
+    return;
+  }
+  for (; i < n; ++i) {
+    if (wide)
+      ((int16_t*)d)[dst0 + i] = src[i];
+    else
+      ((uint8_t*)d)[dst0 + i] = src[i];
+  }
+}
+
+/* Stride 2: the nine taps of 16 consecutive outputs whose first window
+ * starts at r0, as int16: a 32-byte load split into even (taps kx = 0, 2)
+ * and odd (kx = 1) bytes. */
+AXLE_AVX2_INLINE void taps16(const uint8_t* r0, int64_t row_bytes, __m256i t[9]) {
+  const __m256i low = _mm256_set1_epi16(0xff);
+  for (int ky = 0; ky < 3; ++ky) {
+    const uint8_t* row = r0 + ky * row_bytes;
+    const __m256i v0 = _mm256_loadu_si256((const __m256i*)row);
+    const __m256i v2 = _mm256_loadu_si256((const __m256i*)(row + 2));
+    t[ky * 3] = _mm256_and_si256(v0, low);
+    t[ky * 3 + 1] = _mm256_srli_epi16(v0, 8);
+    t[ky * 3 + 2] = _mm256_and_si256(v2, low);
+  }
+}
+
+/* 16 outputs whose windows start at x (padded plane, rows row_bytes
+ * apart): the taps in pairs, then the requantisation. */
+AXLE_AVX2_INLINE __m128i group16(const uint8_t* x, int64_t row_bytes, const __m256i wp[5],
+                                 __m256i vt, __m256 vs, const axle_qu8_rq_regs_t* regs) {
+  __m256i t[9];
+  taps16(x, row_bytes, t);
+  __m256i lo = vt, hi = vt;
+  for (int i = 0; i < 5; ++i) {
+    const __m256i a = t[2 * i], b = t[2 * i + 1 < 9 ? 2 * i + 1 : 8];
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), wp[i]));
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), wp[i]));
+  }
+  return axle_qu8_narrow16(axle_qu8_scale8(lo, vs), axle_qu8_scale8(hi, vs), regs);
+}
+
+/* Stores 16 bytes at y, or only those before y_end: rows are written in
+ * order, so bytes past a row's end land in rows written later, and only the
+ * plane's end (another plane's data) must not be crossed. */
+AXLE_AVX2_INLINE void store16(__m128i v, uint8_t* y, const uint8_t* y_end) {
+  if (y + 16 <= y_end) {
+    _mm_storeu_si128((__m128i*)y, v);
+    return;
+  }
+  uint8_t last[16];
+  _mm_storeu_si128((__m128i*)last, v);
+  for (int64_t i = 0; i < y_end - y; ++i) y[i] = last[i];
+}
+
+AXLE_AVX2_INLINE __m256i load16(const int16_t* p) { return _mm256_loadu_si256((const __m256i*)p); }
+
+/* Weights as pairs: wa[ky] = (w[ky][0], w[ky][1]), wb[ky] = (w[ky][2], 0). */
+typedef struct dw_weights_t {
+  __m256i wa[3], wb[3];
+} dw_weights_t;
+
+/* Stride 1: the 8 outputs whose windows start at offsets 0, 2, ..., 14
+ * from x (int16 plane). */
+AXLE_AVX2_INLINE __m256i even8(const int16_t* x, int64_t row_len, const dw_weights_t* w,
+                               __m256i acc) {
+  for (int ky = 0; ky < 3; ++ky) {
+    const int16_t* r = x + ky * row_len;
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(load16(r), w->wa[ky]));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(load16(r + 2), w->wb[ky]));
+  }
+  return acc;
+}
+
+AXLE_AVX2 void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p,
+                                               const uint8_t* x_plane, int32_t x_zero_point,
+                                               const int16_t* w, int32_t term, float scale,
+                                               const axle_qu8_requant_t* rq, uint8_t* y_plane,
+                                               void* tmp) {
+  const int64_t s = p->stride[2];
+  const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2];
+  const dw_layout_t l = dw_layout(p);
+  const int wide = s == 1;
+  const int64_t pl = p->pad[2], dst0 = pl > 0 ? pl : 0, src0 = pl > 0 ? 0 : -pl;
+  int64_t n = iw - src0;
+  if (n > l.row_len - dst0) n = l.row_len - dst0;
+  for (int64_t r = 0; r < l.rows; ++r) {
+    const int64_t iy = r - p->pad[1];
+    pad_row((unsigned char*)tmp + r * l.row_len * (wide ? 2 : 1), l.row_len, (uint8_t)x_zero_point,
+            iy >= 0 && iy < ih && n > 0 ? x_plane + iy * iw + src0 : NULL, x_plane + ih * iw, dst0,
+            n, wide);
+  }
+  pad_row((unsigned char*)tmp + l.rows * l.row_len * (wide ? 2 : 1), 48, (uint8_t)x_zero_point,
+          NULL, NULL, 0, 0, wide);
+  const axle_qu8_rq_regs_t regs = axle_qu8_rq_regs(rq);
+  const __m256 vs = _mm256_set1_ps(scale);
+  const __m256i vt = _mm256_set1_epi32(term);
+  uint8_t* y_end = y_plane + oh * ow;
+  if (s == 2) {
+    __m256i wp[5];
+    for (int i = 0; i < 5; ++i) {
+      int32_t v;
+      memcpy(&v, w + 2 * i, sizeof v);
+      wp[i] = _mm256_set1_epi32(v);
+    }
+    const uint8_t* plane = tmp;
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t j = 0; j < ow; j += 16)
+        store16(group16(plane + oy * 2 * l.row_len + 2 * j, l.row_len, wp, vt, vs, &regs),
+                y_plane + oy * ow + j, y_end);
+    return;
+  }
+  dw_weights_t dw;
+  for (int ky = 0; ky < 3; ++ky) {
+    dw.wa[ky] = _mm256_set1_epi32(
+        (int32_t)(((uint32_t)(uint16_t)w[3 * ky + 1] << 16) | (uint16_t)w[3 * ky]));
+    dw.wb[ky] = _mm256_set1_epi32((int32_t)(uint16_t)w[3 * ky + 2]);
+  }
+  const int16_t* plane = tmp;
+  /* Even outputs in e, odd in o; after packs_epi32 each 128-bit lane holds
+   * 4 even then 4 odd int16, which this shuffle interleaves. */
+  const __m256i interleave = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
+                                              0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+  uint8_t* flat = (uint8_t*)tmp + l.plane_bytes;
+  for (int64_t g = 0; g < l.flat_groups; ++g) {
+    const int16_t* x = plane + g * 16;
+    const __m256i e = axle_qu8_scale8(even8(x, l.row_len, &dw, vt), vs);
+    const __m256i o = axle_qu8_scale8(even8(x + 1, l.row_len, &dw, vt), vs);
+    const __m256i s16 = _mm256_adds_epi16(_mm256_shuffle_epi8(_mm256_packs_epi32(e, o), interleave),
+                                          regs.zero_point);
+    const __m256i u8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(s16, s16), 0x08);
+    const __m128i v =
+        _mm_min_epu8(_mm_max_epu8(_mm256_castsi256_si128(u8), _mm256_castsi256_si128(regs.lo)),
+                     _mm256_castsi256_si128(regs.hi));
+    _mm_storeu_si128((__m128i*)(flat + g * 16), v);
+  }
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    const uint8_t* src = flat + oy * l.row_len;
+    for (int64_t j = 0; j < ow; j += 16)
+      store16(_mm_loadu_si128((const __m128i*)(src + j)), y_plane + oy * ow + j, y_end);
+  }
+}

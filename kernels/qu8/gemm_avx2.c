@@ -1,0 +1,113 @@
+/* The AVX2 GEMM pieces of the quantized convolution.
+ *
+ * Exactness without VNNI: vpmaddwd multiplies int16 pairs into int32 sums,
+ * and with one factor a zero-extended u8 (0..255) and the other a
+ * sign-extended s8 (-128..127) a pair sums to at most 65280 in magnitude,
+ * far from the one case where it saturates (-32768 * -32768 twice). Both
+ * operands are therefore widened to int16 pairs: the weights once at pack
+ * time, the input strip once per strip (amortised over every weight panel).
+ *
+ * The 6 x 16 tile lives in 12 ymm accumulators of 8 int32; per K pair two
+ * strip loads and six 32-bit weight broadcasts feed 12 vpmaddwd (192
+ * multiply-adds, twice the fp32 kernel's 12 FMAs); with the weight and a
+ * product temporary that is all 16 registers, which GCC manages only with
+ * named accumulators (an array gets spilled). Strips narrower than 9
+ * pixels (the tail of a 7x7 map) run half the tile. */
+#include <string.h>
+
+#include "axle_kernels_qu8.h"
+#include "requant_avx2.h"
+
+enum { MR = AXLE_QU8_GEMM_MR, NR = AXLE_QU8_GEMM_NR };
+
+AXLE_AVX2 void axle_qu8_gemm_pack_b_16__avx2(size_t kc, size_t cols, const uint8_t* x, size_t rs,
+                                             int16_t* packed) {
+  if (cols < NR) {
+    axle_qu8_gemm_pack_b_16__scalar(kc, cols, x, rs, packed);
+    return;
+  }
+  for (size_t k = 0; k < kc; k += 2) {
+    const __m128i r0 = _mm_loadu_si128((const __m128i*)(x + k * rs));
+    const __m128i r1 =
+        k + 1 < kc ? _mm_loadu_si128((const __m128i*)(x + (k + 1) * rs)) : _mm_setzero_si128();
+    __m256i* d = (__m256i*)(packed + k / 2 * NR * 2);
+    _mm256_storeu_si256(d, _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(r0, r1)));
+    _mm256_storeu_si256(d + 1, _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(r0, r1)));
+  }
+}
+
+/* The pair (a[2 * i], a[2 * i + 1]) in every 32-bit lane. */
+AXLE_AVX2_INLINE __m256i pair(const int16_t* a, size_t i) {
+  int32_t v;
+  memcpy(&v, a + 2 * i, sizeof v);
+  return _mm256_set1_epi32(v);
+}
+
+/* The first nr bytes of a row to y. */
+AXLE_AVX2_INLINE void store_row(__m128i v, size_t nr, uint8_t* y) {
+  if (nr == NR) {
+    _mm_storeu_si128((__m128i*)y, v);
+  } else {
+    uint8_t tmp[NR];
+    _mm_storeu_si128((__m128i*)tmp, v);
+    memcpy(y, tmp, nr);
+  }
+}
+
+AXLE_AVX2 void axle_qu8_gemm_6x16__avx2(size_t mr, size_t nr, size_t kp, const int16_t* a,
+                                        const int16_t* b, const int32_t* terms, const float* scale,
+                                        const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy) {
+  /* Rows past mr compute on the panel's zero padding and are never stored;
+   * terms and scale are not read for them (they may end at row mr). */
+  __m256i acc[MR][2];
+  for (size_t i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_set1_epi32(i < mr ? terms[i] : 0);
+  if (nr > NR / 2) {
+    /* Named accumulators (see the top of the file). */
+    __m256i c00 = acc[0][0], c01 = acc[0][1], c10 = acc[1][0], c11 = acc[1][1];
+    __m256i c20 = acc[2][0], c21 = acc[2][1], c30 = acc[3][0], c31 = acc[3][1];
+    __m256i c40 = acc[4][0], c41 = acc[4][1], c50 = acc[5][0], c51 = acc[5][1];
+    for (size_t p = 0; p < kp; ++p, a += MR * 2, b += NR * 2) {
+      const __m256i b0 = _mm256_loadu_si256((const __m256i*)b);
+      const __m256i b1 = _mm256_loadu_si256((const __m256i*)(b + NR));
+      __m256i ai = pair(a, 0);
+      c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(b0, ai));
+      c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(b1, ai));
+      ai = pair(a, 1);
+      c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(b0, ai));
+      c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(b1, ai));
+      ai = pair(a, 2);
+      c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(b0, ai));
+      c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(b1, ai));
+      ai = pair(a, 3);
+      c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(b0, ai));
+      c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(b1, ai));
+      ai = pair(a, 4);
+      c40 = _mm256_add_epi32(c40, _mm256_madd_epi16(b0, ai));
+      c41 = _mm256_add_epi32(c41, _mm256_madd_epi16(b1, ai));
+      ai = pair(a, 5);
+      c50 = _mm256_add_epi32(c50, _mm256_madd_epi16(b0, ai));
+      c51 = _mm256_add_epi32(c51, _mm256_madd_epi16(b1, ai));
+    }
+    acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11;
+    acc[2][0] = c20, acc[2][1] = c21, acc[3][0] = c30, acc[3][1] = c31;
+    acc[4][0] = c40, acc[4][1] = c41, acc[5][0] = c50, acc[5][1] = c51;
+  } else {
+    for (size_t p = 0; p < kp; ++p, a += MR * 2, b += NR * 2) {
+      const __m256i b0 = _mm256_loadu_si256((const __m256i*)b);
+      for (size_t i = 0; i < MR; ++i)
+        acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(b0, pair(a, i)));
+    }
+  }
+  const axle_qu8_rq_regs_t regs = axle_qu8_rq_regs(rq);
+  __m256i q[MR][2];
+  for (size_t i = 0; i < MR; ++i) {
+    const __m256 s = _mm256_set1_ps(i < mr ? scale[i] : 0.0f);
+    q[i][0] = axle_qu8_scale8(acc[i][0], s);
+    q[i][1] = axle_qu8_scale8(acc[i][1], s);
+  }
+  for (size_t i = 0; i < mr; i += 2) {
+    const __m256i v = axle_qu8_narrow2x16(q[i][0], q[i][1], q[i + 1][0], q[i + 1][1], &regs);
+    store_row(_mm256_castsi256_si128(v), nr, y + i * ldy);
+    if (i + 1 < mr) store_row(_mm256_extracti128_si256(v, 1), nr, y + (i + 1) * ldy);
+  }
+}

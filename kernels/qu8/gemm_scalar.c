@@ -1,0 +1,35 @@
+/* The portable GEMM pieces of the quantized convolution: B packing and the
+ * 6 x 16 micro-kernel on the int16-pair layout of axle_kernels_qu8.h, the
+ * reference the AVX2 variants must match bit for bit. */
+#include <string.h>
+
+#include "axle_kernels_qu8.h"
+#include "requant.h"
+
+enum { MR = AXLE_QU8_GEMM_MR, NR = AXLE_QU8_GEMM_NR };
+
+void axle_qu8_gemm_pack_b_16__scalar(size_t kc, size_t cols, const uint8_t* x, size_t rs,
+                                     int16_t* packed) {
+  const size_t kp = (kc + 1) / 2;
+  memset(packed, 0, kp * NR * 2 * sizeof(int16_t));
+  for (size_t k = 0; k < kc; ++k) {
+    int16_t* d = packed + k / 2 * NR * 2 + k % 2;
+    for (size_t j = 0; j < cols; ++j) d[2 * j] = x[k * rs + j];
+  }
+}
+
+void axle_qu8_gemm_6x16__scalar(size_t mr, size_t nr, size_t kp, const int16_t* a, const int16_t* b,
+                                const int32_t* terms, const float* scale,
+                                const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy) {
+  for (size_t i = 0; i < mr; ++i) {
+    for (size_t j = 0; j < nr; ++j) {
+      int64_t acc = terms[i];
+      for (size_t p = 0; p < kp; ++p) {
+        const int16_t* ap = a + (p * MR + i) * 2;
+        const int16_t* bp = b + (p * NR + j) * 2;
+        acc += (int32_t)ap[0] * bp[0] + (int32_t)ap[1] * bp[1];
+      }
+      y[i * ldy + j] = axle_qu8_requant(axle_qu8_wrap(acc), scale[i], rq);
+    }
+  }
+}

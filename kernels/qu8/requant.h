@@ -1,0 +1,36 @@
+/* Internal to the kernels: the requantisation of the quantized contract
+ * (axle_kernels_qu8.h) on one value, shared by every scalar variant so the
+ * reference and the fast paths cannot drift apart. */
+#ifndef AXLE_KERNELS_QU8_REQUANT_H_
+#define AXLE_KERNELS_QU8_REQUANT_H_
+
+#include <math.h>
+#include <stdint.h>
+
+#include "axle_kernels_qu8.h"
+
+/* Any value this far out clamps to 0 or 255 whatever the zero point, and
+ * bounding it first keeps the float -> int conversion defined. */
+#define AXLE_QU8_REQUANT_BOUND 1024.0f
+
+/* clamp(nearbyintf(v) + zero_point, lo, hi), v already scaled. */
+static inline uint8_t axle_qu8_round_clamp(float v, int32_t zero_point, uint8_t lo, uint8_t hi) {
+  float r = nearbyintf(v);
+  if (r > AXLE_QU8_REQUANT_BOUND) r = AXLE_QU8_REQUANT_BOUND;
+  if (r < -AXLE_QU8_REQUANT_BOUND) r = -AXLE_QU8_REQUANT_BOUND;
+  int32_t q = (int32_t)r + zero_point;
+  if (q < lo) q = lo;
+  if (q > hi) q = hi;
+  return (uint8_t)q;
+}
+
+static inline uint8_t axle_qu8_requant(int32_t acc, float scale, const axle_qu8_requant_t* rq) {
+  return axle_qu8_round_clamp((float)acc * scale, rq->zero_point, rq->min, rq->max);
+}
+
+/* An int64 sum brought back to int32 modulo 2^32: packed terms may wrap
+ * when the bias is near the int32 limits, and the full sum, which the
+ * contract bounds, then wraps back. */
+static inline int32_t axle_qu8_wrap(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+
+#endif /* AXLE_KERNELS_QU8_REQUANT_H_ */

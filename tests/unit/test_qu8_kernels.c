@@ -1,0 +1,587 @@
+/*
+ * Tests of the uint8 QDQ kernels (axle_kernels_qu8.h). The reference
+ * convolution is checked against values worked out by hand; every algorithm
+ * of the prepared convolution, under every ISA, serially and on two real
+ * threads, must give the reference's bits on edge shapes (partial tiles,
+ * padding, dilation, groups, channel multipliers, 1-D and 3-D, batches,
+ * extreme values and zero points, clamps, exact .5 ties). The AVX2 pieces
+ * are compared with their scalar twins directly as well, and the addition
+ * against an unfused float computation written here.
+ */
+
+#include <CUnit/Basic.h>
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "axle_kernels_qu8.h"
+
+static uint32_t qt_seed = 20261122u;
+
+static uint32_t qt_next(void) {
+  qt_seed = qt_seed * 1664525u + 1013904223u;
+  return qt_seed >> 8;
+}
+
+/* Uniform in [lo, hi]. */
+static int32_t qt_int(int32_t lo, int32_t hi) {
+  return lo + (int32_t)(qt_next() % (uint32_t)(hi - lo + 1));
+}
+
+static void* qt_alloc(size_t bytes) {
+  const size_t rounded = (bytes + 63) / 64 * 64 + 64;
+  void* p = aligned_alloc(64, rounded);
+  memset(p, 0xA5, rounded); /* garbage, never zeros */
+  return p;
+}
+
+static int qt_avx2(void) {
+  const axle_isa_t prev = axle_kernels_set_isa(AXLE_ISA_AVX2_FMA);
+  const int has = axle_kernels_isa() >= AXLE_ISA_AVX2_FMA;
+  axle_kernels_set_isa(prev);
+  return has;
+}
+
+static int qt_same(const char* what, const uint8_t* got, const uint8_t* want, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (got[i] != want[i]) {
+      fprintf(stderr, "\n%s: element %zu of %zu: got %u want %u\n", what, i, n, got[i], want[i]);
+      CU_FAIL(what);
+      return 0;
+    }
+  }
+  CU_PASS(what);
+  return 1;
+}
+
+/* axle_parallel_t on real threads: workers (the caller is worker 0) take
+ * tasks from a shared counter. */
+typedef struct qt_job_t {
+  size_t tasks;
+  axle_task_fn fn;
+  void* arg;
+  size_t next; /* atomic */
+} qt_job_t;
+
+typedef struct qt_worker_t {
+  qt_job_t* job;
+  uint32_t id;
+} qt_worker_t;
+
+static void qt_work(qt_job_t* job, uint32_t id) {
+  for (;;) {
+    const size_t t = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+    if (t >= job->tasks) return;
+    job->fn(job->arg, t, id);
+  }
+}
+
+static void* qt_worker_main(void* p) {
+  qt_worker_t* w = p;
+  qt_work(w->job, w->id);
+  return NULL;
+}
+
+static void qt_pool_run(void* ctx, size_t tasks, axle_task_fn fn, void* arg) {
+  const uint32_t threads = *(const uint32_t*)ctx;
+  qt_job_t job = {tasks, fn, arg, 0};
+  pthread_t tid[8];
+  qt_worker_t w[8];
+  for (uint32_t i = 1; i < threads && i < 8; ++i) {
+    w[i].job = &job;
+    w[i].id = i;
+    pthread_create(&tid[i], NULL, qt_worker_main, &w[i]);
+  }
+  qt_work(&job, 0);
+  for (uint32_t i = 1; i < threads && i < 8; ++i) pthread_join(tid[i], NULL);
+}
+
+/* ---- convolution geometry ------------------------------------------------ */
+
+typedef struct qt_conv_case_t {
+  const char* name;
+  int64_t batch, groups, cin, cout;
+  int64_t in[3], kernel[3], stride[3], dilation[3], pad[3], pad_end[3];
+} qt_conv_case_t;
+
+static axle_f32_conv_params_t qt_params(const qt_conv_case_t* c) {
+  axle_f32_conv_params_t p;
+  memset(&p, 0, sizeof p);
+  p.batch = c->batch;
+  p.groups = c->groups;
+  p.in_channels = c->cin;
+  p.out_channels = c->cout;
+  for (int d = 0; d < 3; ++d) {
+    p.in[d] = c->in[d];
+    p.kernel[d] = c->kernel[d];
+    p.stride[d] = c->stride[d];
+    p.dilation[d] = c->dilation[d];
+    p.pad[d] = c->pad[d];
+    const int64_t span = (c->kernel[d] - 1) * c->dilation[d] + 1;
+    p.out[d] = (c->in[d] + c->pad[d] + c->pad_end[d] - span) / c->stride[d] + 1;
+  }
+  return p;
+}
+
+static size_t qt_vol(const int64_t* d) { return (size_t)(d[0] * d[1] * d[2]); }
+
+/* How operands are filled. */
+enum { QT_RANDOM = 0, QT_X_MAX_W_MIN, QT_X_MIN_W_MAX, QT_X_MAX_W_MAX, QT_TIES };
+
+typedef struct qt_conv_data_t {
+  axle_f32_conv_params_t p;
+  int32_t zp;
+  uint8_t* x;
+  int8_t* w;
+  int32_t* bias;
+  float* scale;
+  axle_qu8_requant_t rq;
+  uint8_t* want;
+  size_t x_n, w_n, y_n;
+} qt_conv_data_t;
+
+static void qt_conv_data(const qt_conv_case_t* c, int32_t zp, int fill, uint8_t lo, uint8_t hi,
+                         qt_conv_data_t* d) {
+  d->p = qt_params(c);
+  d->zp = zp;
+  const size_t k = (size_t)(c->cin / c->groups) * qt_vol(c->kernel);
+  d->x_n = (size_t)c->batch * (size_t)c->cin * qt_vol(c->in);
+  d->w_n = (size_t)c->cout * k;
+  d->y_n = (size_t)c->batch * (size_t)c->cout * qt_vol(d->p.out);
+  d->x = qt_alloc(d->x_n);
+  d->w = qt_alloc(d->w_n);
+  d->bias = qt_alloc((size_t)c->cout * sizeof(int32_t));
+  d->scale = qt_alloc((size_t)c->cout * sizeof(float));
+  d->want = qt_alloc(d->y_n);
+  for (size_t i = 0; i < d->x_n; ++i)
+    d->x[i] =
+        (uint8_t)(fill == QT_RANDOM ? qt_int(0, 255)
+                  : fill == QT_TIES ? qt_int(zp - 4 < 0 ? 0 : zp - 4, zp + 4 > 255 ? 255 : zp + 4)
+                  : fill == QT_X_MIN_W_MAX ? 0
+                                           : 255);
+  for (size_t i = 0; i < d->w_n; ++i)
+    d->w[i] = (int8_t)(fill == QT_RANDOM        ? qt_int(-128, 127)
+                       : fill == QT_TIES        ? qt_int(-4, 4)
+                       : fill == QT_X_MAX_W_MIN ? -128
+                                                : 127);
+  for (int64_t o = 0; o < c->cout; ++o) {
+    d->bias[o] = fill == QT_RANDOM ? qt_int(-20000, 20000) : qt_int(-3, 3);
+    /* Spread the outputs over the u8 range: a random sum of k products has
+     * magnitude about sqrt(k) * 255 * 74. Ties: small operands and scales
+     * 1/2 and 1/4, so every odd (or 2 mod 4) sum lands exactly on .5.
+     * Extremes: small enough that even k * 255 * 128 stays inside the
+     * range and is not merely clamped. */
+    const float spread = 60.0f / ((float)sqrt((double)k) * 255.0f * 74.0f);
+    d->scale[o] = fill == QT_RANDOM ? spread * (0.5f + (float)qt_int(0, 1000) / 1000.0f)
+                  : fill == QT_TIES ? (qt_int(0, 1) ? 0.5f : 0.25f)
+                                    : 100.0f / ((float)k * 255.0f * 128.0f);
+  }
+  d->rq.scale = d->scale;
+  d->rq.zero_point = fill == QT_RANDOM ? qt_int(0, 255) : 128;
+  d->rq.min = lo;
+  d->rq.max = hi;
+  axle_qu8_conv_direct__scalar(&d->p, d->x, zp, d->w, d->bias, &d->rq, d->want);
+}
+
+static void qt_conv_data_free(qt_conv_data_t* d) {
+  free(d->x);
+  free(d->w);
+  free(d->bias);
+  free(d->scale);
+  free(d->want);
+}
+
+/* Runs the prepared convolution with algorithm algo (-1: the planner's)
+ * and compares with the reference. */
+static void qt_conv_check(const qt_conv_data_t* d, int algo, uint32_t threads, const char* what) {
+  axle_qu8_conv_plan_t plan;
+  axle_qu8_conv_plan(&d->p, d->zp, &plan);
+  if (algo >= 0) plan.algo = algo;
+  void* packed = qt_alloc(axle_qu8_conv_packed_size(&plan));
+  axle_qu8_conv_pack(&plan, d->w, d->bias, packed);
+  void* scratch = qt_alloc(axle_qu8_conv_scratch_size(&plan, threads));
+  uint8_t* y = qt_alloc(d->y_n);
+  uint32_t tstore = threads;
+  const axle_parallel_t par = {qt_pool_run, &tstore, threads};
+  axle_qu8_conv(&plan, d->x, packed, &d->rq, y, scratch, threads > 1 ? &par : NULL);
+  char msg[256];
+  snprintf(msg, sizeof msg, "%s, algo %d, isa %d, %u thread(s)", what, plan.algo,
+           (int)axle_kernels_isa(), threads);
+  qt_same(msg, y, d->want, d->y_n);
+  free(packed);
+  free(scratch);
+  free(y);
+}
+
+static int qt_is_pointwise(const axle_f32_conv_params_t* p) {
+  for (int d = 0; d < 3; ++d)
+    if (p->kernel[d] != 1 || p->stride[d] != 1 || p->pad[d] != 0 || p->in[d] != p->out[d]) return 0;
+  return 1;
+}
+
+/* Every algorithm that applies, every ISA, 1 and 2 threads. */
+static void qt_conv_all(const qt_conv_case_t* c, int32_t zp, int fill, uint8_t lo, uint8_t hi) {
+  qt_conv_data_t d;
+  qt_conv_data(c, zp, fill, lo, hi, &d);
+  char what[160];
+  snprintf(what, sizeof what, "%s (x zero point %d, fill %d, clamp %u..%u)", c->name, zp, fill, lo,
+           hi);
+  const int depthwise = d.p.in_channels == d.p.groups && d.p.groups > 1;
+  const axle_isa_t prev = axle_kernels_set_isa(AXLE_ISA_SCALAR);
+  for (int isa = 0; isa <= (qt_avx2() ? 1 : 0); ++isa) {
+    axle_kernels_set_isa((axle_isa_t)isa);
+    for (uint32_t threads = 1; threads <= 2; ++threads) {
+      qt_conv_check(&d, -1, threads, what);
+      if (!depthwise) qt_conv_check(&d, AXLE_QU8_CONV_IM2COL, threads, what);
+      if (qt_is_pointwise(&d.p)) qt_conv_check(&d, AXLE_QU8_CONV_GEMM, threads, what);
+    }
+  }
+  axle_kernels_set_isa(prev);
+  qt_conv_data_free(&d);
+}
+
+#define QT_1 \
+  { 1, 1, 1 }
+#define QT_0 \
+  { 0, 0, 0 }
+
+static const qt_conv_case_t qt_cases[] = {
+    /* name, batch, groups, cin, cout, in, kernel, stride, dilation, pad, pad_end */
+    {"1x1 1->1 1 pixel", 1, 1, 1, 1, QT_1, QT_1, QT_1, QT_1, QT_0, QT_0},
+    {"1x1 3->5 17x3", 1, 1, 3, 5, {1, 17, 3}, QT_1, QT_1, QT_1, QT_0, QT_0},
+    {"1x1 17->33 5x7", 1, 1, 17, 33, {1, 5, 7}, QT_1, QT_1, QT_1, QT_0, QT_0},
+    {"1x1 33->7 4x4 (full strips)", 1, 1, 33, 7, {1, 4, 4}, QT_1, QT_1, QT_1, QT_0, QT_0},
+    {"1x1 96->24 7x7", 1, 1, 96, 24, {1, 7, 7}, QT_1, QT_1, QT_1, QT_0, QT_0},
+    {"1x1 5->13 batch 2", 2, 1, 5, 13, {1, 6, 9}, QT_1, QT_1, QT_1, QT_0, QT_0},
+    {"1x1 stride 2", 1, 1, 6, 7, {1, 9, 9}, QT_1, {1, 2, 2}, QT_1, QT_0, QT_0},
+    {"3x3 s1 pad 1 3->5", 1, 1, 3, 5, {1, 9, 11}, {1, 3, 3}, QT_1, QT_1, {0, 1, 1}, {0, 1, 1}},
+    {"3x3 s2 pad 1 3->17",
+     1,
+     1,
+     3,
+     17,
+     {1, 13, 12},
+     {1, 3, 3},
+     {1, 2, 2},
+     QT_1,
+     {0, 1, 1},
+     {0, 1, 1}},
+    {"5x5 pad 2 4->6", 1, 1, 4, 6, {1, 8, 7}, {1, 5, 5}, QT_1, QT_1, {0, 2, 2}, {0, 2, 2}},
+    {"3x3 dilation 2", 1, 1, 5, 3, {1, 10, 9}, {1, 3, 3}, QT_1, {1, 2, 2}, {0, 2, 2}, {0, 1, 2}},
+    {"groups 3, 6->9", 1, 3, 6, 9, {1, 7, 6}, {1, 3, 3}, QT_1, QT_1, {0, 1, 1}, {0, 1, 1}},
+    {"groups 2 pointwise 8->6", 2, 2, 8, 6, {1, 5, 5}, QT_1, QT_1, QT_1, QT_0, QT_0},
+    {"1-D k5 s2", 2, 1, 3, 5, {1, 1, 33}, {1, 1, 5}, {1, 1, 2}, QT_1, {0, 0, 2}, {0, 0, 1}},
+    {"3-D 3x3x3", 1, 1, 2, 3, {4, 5, 6}, {3, 3, 3}, QT_1, QT_1, {1, 1, 1}, {1, 1, 1}},
+    {"depthwise 3x3 s1 5 ch 17x19",
+     1,
+     5,
+     5,
+     5,
+     {1, 17, 19},
+     {1, 3, 3},
+     QT_1,
+     QT_1,
+     {0, 1, 1},
+     {0, 1, 1}},
+    {"depthwise 3x3 s2 3 ch 15x33",
+     2,
+     3,
+     3,
+     3,
+     {1, 15, 33},
+     {1, 3, 3},
+     {1, 2, 2},
+     QT_1,
+     {0, 1, 1},
+     {0, 1, 1}},
+    {"depthwise 3x3 s2 even 16x16",
+     1,
+     4,
+     4,
+     4,
+     {1, 16, 16},
+     {1, 3, 3},
+     {1, 2, 2},
+     QT_1,
+     {0, 0, 0},
+     {0, 1, 1}},
+    {"depthwise 3x3 no pad 1x3 out", 1, 2, 2, 2, {1, 3, 5}, {1, 3, 3}, QT_1, QT_1, QT_0, QT_0},
+    {"depthwise 3x3 pad 2 (wider)",
+     1,
+     2,
+     2,
+     2,
+     {1, 4, 6},
+     {1, 3, 3},
+     QT_1,
+     QT_1,
+     {0, 2, 2},
+     {0, 2, 2}},
+    {"depthwise multiplier 2", 1, 3, 3, 6, {1, 9, 10}, {1, 3, 3}, QT_1, QT_1, {0, 1, 1}, {0, 1, 1}},
+    {"depthwise 5x5 s2", 1, 4, 4, 4, {1, 11, 12}, {1, 5, 5}, {1, 2, 2}, QT_1, {0, 2, 2}, {0, 2, 2}},
+    {"depthwise 3x3 dilation 2",
+     1,
+     2,
+     2,
+     2,
+     {1, 9, 9},
+     {1, 3, 3},
+     QT_1,
+     {1, 2, 2},
+     {0, 2, 2},
+     {0, 2, 2}},
+};
+
+static void test_direct_by_hand(void) {
+  /* 1-D: x = [10, 20, 30], x zero point 10, w = [2, -1], pad 1 both ends,
+   * bias 5: accumulators 5, 5 - 10 = -5, 5 + 20 - 20 = 5, 5 + 40 = 45;
+   * times 0.5 gives 2.5, -2.5, 2.5, 22.5, which round half to even to 2,
+   * -2, 2, 22; plus 100. */
+  const qt_conv_case_t c = {"hand",    1,    1,    1,         1,        {1, 1, 3},
+                            {1, 1, 2}, QT_1, QT_1, {0, 0, 1}, {0, 0, 1}};
+  const axle_f32_conv_params_t p = qt_params(&c);
+  CU_ASSERT_EQUAL(p.out[2], 4);
+  const uint8_t x[3] = {10, 20, 30};
+  const int8_t w[2] = {2, -1};
+  const int32_t bias[1] = {5};
+  const float scale[1] = {0.5f};
+  axle_qu8_requant_t rq = {scale, 100, 0, 255};
+  uint8_t y[4];
+  axle_qu8_conv_direct__scalar(&p, x, 10, w, bias, &rq, y);
+  const uint8_t want[4] = {102, 98, 102, 122};
+  qt_same("hand-computed 1-D convolution", y, want, 4);
+  /* The clamp: [99, 110]. */
+  rq.min = 99;
+  rq.max = 110;
+  axle_qu8_conv_direct__scalar(&p, x, 10, w, bias, &rq, y);
+  const uint8_t clamped[4] = {102, 99, 102, 110};
+  qt_same("hand-computed 1-D convolution, clamped", y, clamped, 4);
+}
+
+static void test_conv_random(void) {
+  for (size_t i = 0; i < sizeof qt_cases / sizeof qt_cases[0]; ++i)
+    qt_conv_all(&qt_cases[i], qt_int(0, 255), QT_RANDOM, 0, 255);
+}
+
+static void test_conv_zero_points(void) {
+  static const int32_t zps[] = {0, 128, 255};
+  for (size_t i = 0; i < sizeof qt_cases / sizeof qt_cases[0]; ++i)
+    for (size_t z = 0; z < 3; ++z) qt_conv_all(&qt_cases[i], zps[z], QT_RANDOM, 0, 255);
+}
+
+static void test_conv_extremes(void) {
+  /* All-255 or all-0 inputs against all -128 or all 127 weights: the
+   * largest sums there are, with scales that keep them off the clamp. */
+  for (size_t i = 0; i < sizeof qt_cases / sizeof qt_cases[0]; ++i) {
+    qt_conv_all(&qt_cases[i], 0, QT_X_MAX_W_MIN, 0, 255);
+    qt_conv_all(&qt_cases[i], 0, QT_X_MAX_W_MAX, 0, 255);
+    qt_conv_all(&qt_cases[i], 255, QT_X_MIN_W_MAX, 0, 255);
+    qt_conv_all(&qt_cases[i], 255, QT_X_MAX_W_MIN, 0, 255);
+  }
+}
+
+static void test_conv_ties_and_clamps(void) {
+  for (size_t i = 0; i < sizeof qt_cases / sizeof qt_cases[0]; ++i) {
+    qt_conv_all(&qt_cases[i], 128, QT_TIES, 0, 255);
+    qt_conv_all(&qt_cases[i], qt_int(0, 255), QT_RANDOM, 40, 200);
+    qt_conv_all(&qt_cases[i], qt_int(0, 255), QT_RANDOM, 128, 128);
+  }
+}
+
+static void test_conv_ties_are_exercised(void) {
+  /* The ties fill must really produce .5 cases, or the test above could
+   * not tell round-half-even from round-half-away. */
+  qt_conv_data_t d;
+  qt_conv_data(&qt_cases[2], 128, QT_TIES, 0, 255, &d);
+  const int64_t k = 17;
+  size_t ties = 0;
+  for (int64_t o = 0; o < d.p.out_channels; ++o)
+    for (size_t px = 0; px < qt_vol(d.p.out); ++px) {
+      int64_t acc = d.bias[o];
+      for (int64_t c = 0; c < k; ++c)
+        acc += (int64_t)(d.x[(size_t)c * qt_vol(d.p.out) + px] - 128) * d.w[o * k + c];
+      const double v = (double)acc * d.scale[o];
+      if (v - floor(v) == 0.5) ++ties;
+    }
+  CU_ASSERT(ties > 20);
+  qt_conv_data_free(&d);
+}
+
+/* ---- micro-kernels ------------------------------------------------------- */
+
+static void test_pack_b_variants(void) {
+  if (!qt_avx2()) {
+    CU_PASS("no AVX2 on this machine: the AVX2 packer cannot run");
+    return;
+  }
+  for (size_t kc = 0; kc <= 9; ++kc) {
+    for (size_t cols = 1; cols <= AXLE_QU8_GEMM_NR; cols += 5) {
+      const size_t rs = 19;
+      uint8_t* x = qt_alloc(kc * rs + AXLE_QU8_GEMM_NR);
+      for (size_t i = 0; i < kc * rs + AXLE_QU8_GEMM_NR; ++i) x[i] = (uint8_t)qt_int(0, 255);
+      const size_t bytes = (kc + 1) / 2 * AXLE_QU8_GEMM_NR * 2 * sizeof(int16_t);
+      int16_t* a = qt_alloc(bytes);
+      int16_t* b = qt_alloc(bytes);
+      axle_qu8_gemm_pack_b_16__scalar(kc, cols, x, rs, a);
+      axle_qu8_gemm_pack_b_16__avx2(kc, cols, x, rs, b);
+      CU_ASSERT(memcmp(a, b, bytes) == 0);
+      /* Independent check of the layout. */
+      for (size_t k = 0; k < kc; ++k)
+        for (size_t j = 0; j < cols; ++j)
+          CU_ASSERT_EQUAL(a[(k / 2 * AXLE_QU8_GEMM_NR + j) * 2 + k % 2], x[k * rs + j]);
+      free(x);
+      free(a);
+      free(b);
+    }
+  }
+}
+
+static void test_ukernel_variants(void) {
+  if (!qt_avx2()) {
+    CU_PASS("no AVX2 on this machine: the AVX2 micro-kernel cannot run");
+    return;
+  }
+  enum { MR = AXLE_QU8_GEMM_MR, NR = AXLE_QU8_GEMM_NR };
+  static const size_t kps[] = {0, 1, 2, 7, 40};
+  for (size_t ki = 0; ki < 5; ++ki) {
+    const size_t kp = kps[ki];
+    int16_t* a = qt_alloc((kp + 1) * MR * 2 * sizeof(int16_t));
+    int16_t* b = qt_alloc((kp + 1) * NR * 2 * sizeof(int16_t));
+    for (size_t i = 0; i < kp * MR * 2; ++i) a[i] = (int16_t)qt_int(-128, 127);
+    for (size_t i = 0; i < kp * NR * 2; ++i) b[i] = (int16_t)qt_int(0, 255);
+    int32_t terms[MR];
+    float scale[MR];
+    for (int i = 0; i < MR; ++i) {
+      terms[i] = qt_int(-100000, 100000);
+      scale[i] = 1.0f / (float)qt_int(100, 3000);
+    }
+    const axle_qu8_requant_t rq = {scale, qt_int(0, 255), 3, 250};
+    for (size_t mr = 1; mr <= MR; ++mr) {
+      for (size_t nr = 1; nr <= NR; ++nr) {
+        uint8_t want[MR * 20], got[MR * 20];
+        memset(want, 7, sizeof want);
+        memset(got, 7, sizeof got);
+        axle_qu8_gemm_6x16__scalar(mr, nr, kp, a, b, terms, scale, &rq, want, 20);
+        axle_qu8_gemm_6x16__avx2(mr, nr, kp, a, b, terms, scale, &rq, got, 20);
+        if (memcmp(want, got, sizeof want) != 0) {
+          fprintf(stderr, "\nukernel kp %zu mr %zu nr %zu differs\n", kp, mr, nr);
+          CU_FAIL("6x16 avx2 = scalar");
+        }
+      }
+    }
+    free(a);
+    free(b);
+  }
+  CU_PASS("6x16 avx2 = scalar");
+}
+
+/* ---- addition ------------------------------------------------------------ */
+
+/* DequantizeLinear, Add, QuantizeLinear as three float32 steps; volatile
+ * keeps the compiler from fusing the multiply and the add. */
+static uint8_t qt_add_ref(uint8_t a, uint8_t b, const axle_qu8_add_params_t* q) {
+  volatile float va = (float)(a - q->a_zero_point) * q->a_scale;
+  volatile float vb = (float)(b - q->b_zero_point) * q->b_scale;
+  volatile float sum = va + vb;
+  const float r = nearbyintf(sum / q->y_scale);
+  const float lo = (float)q->min - (float)q->y_zero_point;
+  const float hi = (float)q->max - (float)q->y_zero_point;
+  return (uint8_t)((r < lo ? lo : r > hi ? hi : r) + (float)q->y_zero_point);
+}
+
+static void qt_add_case(const axle_qu8_add_params_t* q, size_t n, const char* what) {
+  uint8_t* a = qt_alloc(n);
+  uint8_t* b = qt_alloc(n);
+  uint8_t* want = qt_alloc(n);
+  uint8_t* got = qt_alloc(n);
+  for (size_t i = 0; i < n; ++i) {
+    a[i] = (uint8_t)qt_int(0, 255);
+    b[i] = (uint8_t)qt_int(0, 255);
+    want[i] = qt_add_ref(a[i], b[i], q);
+  }
+  memset(got, 0, n);
+  axle_qu8_add__scalar(n, a, b, q, got);
+  qt_same(what, got, want, n);
+  if (qt_avx2()) {
+    memset(got, 0, n);
+    axle_qu8_add__avx2(n, a, b, q, got);
+    qt_same(what, got, want, n);
+  }
+  for (uint32_t threads = 1; threads <= 2; ++threads) {
+    uint32_t tstore = threads;
+    const axle_parallel_t par = {qt_pool_run, &tstore, threads};
+    memset(got, 0, n);
+    axle_qu8_add(n, a, b, q, got, threads > 1 ? &par : NULL);
+    qt_same(what, got, want, n);
+  }
+  free(a);
+  free(b);
+  free(want);
+  free(got);
+}
+
+static void test_add(void) {
+  for (size_t n = 0; n <= 67; ++n) {
+    const axle_qu8_add_params_t q = {0.02f + (float)qt_int(0, 100) / 1000.0f,
+                                     0.02f + (float)qt_int(0, 100) / 1000.0f,
+                                     0.05f + (float)qt_int(0, 100) / 1000.0f,
+                                     qt_int(0, 255),
+                                     qt_int(0, 255),
+                                     qt_int(0, 255),
+                                     0,
+                                     255};
+    qt_add_case(&q, n, "add, random scales");
+  }
+  /* Halves everywhere: (a - 3) / 2 + (b - 8) / 2 over 1 is a .5 tie
+   * whenever a and b differ in parity from their zero points' sum. */
+  const axle_qu8_add_params_t ties = {0.5f, 0.5f, 1.0f, 3, 8, 128, 0, 255};
+  qt_add_case(&ties, 67, "add, ties");
+  /* Saturation at both ends and a clamp. */
+  const axle_qu8_add_params_t sat = {1.0f, 1.0f, 0.25f, 0, 255, 100, 0, 255};
+  qt_add_case(&sat, 61, "add, saturating");
+  const axle_qu8_add_params_t clamp = {0.1f, 0.1f, 0.1f, 128, 128, 128, 128, 200};
+  qt_add_case(&clamp, 64, "add, clamp");
+  /* Large enough to be split over threads. */
+  qt_add_case(&clamp, 40000 + 13, "add, long");
+}
+
+static void test_add_ties_round_to_even(void) {
+  const axle_qu8_add_params_t q = {0.5f, 0.5f, 1.0f, 0, 0, 100, 0, 255};
+  /* 1/2 + 0 = 0.5 -> 0; 3/2 + 0 = 1.5 -> 2; 5/2 + 0 = 2.5 -> 2. */
+  const uint8_t a[3] = {1, 3, 5}, b[3] = {0, 0, 0};
+  const uint8_t want[3] = {100, 102, 102};
+  uint8_t got[3];
+  axle_qu8_add(3, a, b, &q, got, NULL);
+  qt_same("add, half-even by hand", got, want, 3);
+}
+
+int main(void) {
+  static const struct {
+    const char* name;
+    CU_TestFunc fn;
+  } tests[] = {
+      {"reference conv, by hand", test_direct_by_hand},
+      {"prepared conv = reference, random", test_conv_random},
+      {"prepared conv = reference, zero points 0/128/255", test_conv_zero_points},
+      {"prepared conv = reference, extreme operands", test_conv_extremes},
+      {"prepared conv = reference, ties and clamps", test_conv_ties_and_clamps},
+      {"tie fill produces ties", test_conv_ties_are_exercised},
+      {"pack_b avx2 = scalar", test_pack_b_variants},
+      {"micro-kernel 6x16 avx2 = scalar", test_ukernel_variants},
+      {"add, every variant", test_add},
+      {"add, half-even", test_add_ties_round_to_even},
+  };
+  if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+  CU_pSuite s = CU_add_suite("qu8 kernels", NULL, NULL);
+  if (!s) return 1;
+  for (size_t i = 0; i < sizeof tests / sizeof tests[0]; ++i)
+    if (!CU_add_test(s, tests[i].name, tests[i].fn)) return 1;
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  const unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+  CU_cleanup_registry();
+  return failed ? 1 : 0;
+}
