@@ -1,14 +1,19 @@
 """Benchmark models: MobileNetV2 1.0 (224x224), ResNet-18 and ResNet-50 with
-random weights and fixed seeds.
+random weights and fixed seeds, and an int8 QDQ MobileNetV2.
 
 MobileNetV2 and ResNet-18 are the builders of tests/python/test_ort_agreement.py
 (imported, so the benchmark measures exactly the networks the agreement test
 checks); ResNet-50 adds the bottleneck block on the same GraphBuilder.
+mobilenet_v2_qdq is that same MobileNetV2 with BatchNormalization folded into
+the convolutions (onnxruntime's quant_pre_process), quantized by
+onnxruntime's quantize_static: QDQ format, per-channel int8 weights, uint8
+activations, calibrated on a few fixed-seed random inputs.
 """
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 
 import numpy as np
 
@@ -43,10 +48,39 @@ def build_resnet50():
     return g.model("resnet50_shaped", "input", [1, 3, 224, 224], y, [1, 1000])
 
 
+CALIBRATION_SEEDS = (101, 102, 103, 104)
+
+
+def build_mobilenet_v2_qdq():
+    import onnx
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    class Samples(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter({"input": np.random.default_rng(s).normal(
+                0.0, 1.0, (1, 3, 224, 224)).astype(np.float32)} for s in CALIBRATION_SEEDS)
+
+        def get_next(self):
+            return next(self.it, None)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, folded, dst = (os.path.join(tmp, n) for n in ("f.onnx", "folded.onnx", "q.onnx"))
+        onnx.save(build_mobilenet_v2(), src)
+        # Its graph optimisations fold each BatchNormalization into its Conv.
+        quant_pre_process(src, folded, skip_symbolic_shape=True)
+        assert not any(n.op_type == "BatchNormalization" for n in onnx.load(folded).graph.node)
+        quantize_static(folded, dst, Samples(), quant_format=QuantFormat.QDQ, per_channel=True,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+        return onnx.load(dst)
+
+
 MODELS = {
     "mobilenet_v2": build_mobilenet_v2,
     "resnet18": build_resnet18,
     "resnet50": build_resnet50,
+    "mobilenet_v2_qdq": build_mobilenet_v2_qdq,
 }
 
 

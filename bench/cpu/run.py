@@ -3,8 +3,8 @@
 and Axle's SGEMM against OpenBLAS and the measured FMA peak.
 
     python3 bench/cpu/run.py [--build DIR] [--runs N] [--threads 1,2]
-                             [--models mobilenet_v2,resnet18,resnet50] [--no-sgemm]
-                             [--layers]
+                             [--models mobilenet_v2,resnet18,resnet50,mobilenet_v2_qdq]
+                             [--no-sgemm] [--layers] [--qu8]
 
 For every model (built by bench/cpu/models.py with fixed seeds, cached in
 DIR/bench-cpu/models) it first checks Axle's output against ORT's on the
@@ -13,10 +13,15 @@ agreement test requires), then times both with the same input and thread
 count, alternating in rounds so both see the same background load: Axle
 through `axle bench`, ORT through onnxruntime (intra-op threads = N,
 inter-op 1, default graph optimisations). Ratio = Axle median / ORT
-median (< 1: Axle is faster). The SGEMM part compiles bench/cpu/sgemm_bench.c
+median (< 1: Axle is faster). The int8 QDQ MobileNetV2 is checked instead
+against the exact integer reference (bit for bit) and ORT without graph
+optimisations (quantisation steps, top-1), and its speed-up over Axle's
+fp32 MobileNetV2 is printed against the 1.5 target. The SGEMM part compiles bench/cpu/sgemm_bench.c
 against the build's axle_kernels and Debian's OpenBLAS (pkg-config openblas)
 and prints its table. --layers adds a per-layer profile of each model (time,
 GFLOP/s; bench/cpu/layer_profile.c + layers.py) at the first thread count.
+--qu8 adds bench/cpu/qu8_bench.c: the int8 (QDQ) convolution kernels
+against the fp32 ones on MobileNetV2's layer shapes, per thread count.
 
 Figures only: nothing here passes or fails on time. The machine's load
 moves every figure; compare numbers from one run.
@@ -43,6 +48,9 @@ import models  # noqa: E402
 REL_TOL = 1e-4
 # Targets of issue 4 (Axle median / ORT median).
 TARGETS = {"mobilenet_v2": 0.8, "resnet50": 0.9}
+# Issue 4: int8 QDQ MobileNetV2 >= 1.5x faster than Axle's fp32 MobileNetV2.
+QDQ_MODELS = {"mobilenet_v2_qdq": "mobilenet_v2"}
+QDQ_SPEEDUP_TARGET = 1.5
 
 
 def log(msg):
@@ -58,9 +66,11 @@ def percentile(sorted_values, q):
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
-def ort_session(path, threads):
+def ort_session(path, threads, optimize=True):
     import onnxruntime as ort
     opts = ort.SessionOptions()
+    if not optimize:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
     opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -89,18 +99,48 @@ def time_axle(cli, path, x_path, threads, runs, warmup):
     return tuple(float(v) for v in m.groups())
 
 
-def check_agreement(cli, path, x, x_path, work):
-    """Max abs error of Axle against ORT relative to ORT's output scale."""
-    want = ort_session(path, 1).run(None, {"input": x})[0]
+def axle_output(cli, path, x_path, work):
+    """The first output of `axle run`."""
     out_dir = os.path.join(work, "outputs")
     shutil.rmtree(out_dir, ignore_errors=True)
     subprocess.run([cli, "run", path, "--input", f"input={x_path}", "--save-outputs", out_dir],
                    capture_output=True, text=True, check=True)
     with open(os.path.join(out_dir, "outputs.txt"), encoding="utf-8") as f:
         _, _, fname = f.readline().rstrip("\n").partition("\t")
-    got = np.load(os.path.join(out_dir, fname))
+    return np.load(os.path.join(out_dir, fname))
+
+
+def check_agreement(cli, path, x, x_path, work):
+    """Max abs error of Axle against ORT relative to ORT's output scale."""
+    want = ort_session(path, 1).run(None, {"input": x})[0]
+    got = axle_output(cli, path, x_path, work)
     scale = float(np.max(np.abs(want)))
     return float(np.max(np.abs(got.astype(np.float64) - want))) / scale
+
+
+def check_qdq(cli, path, x, x_path, work):
+    """A QDQ model: Axle must give the exact integer reference's bits
+    (tests/python/qdq_reference.py); against ORT without graph
+    optimisations (the float ops; ORT's fused int8 kernels saturate on
+    AVX2-only machines) it reports the largest difference in quantisation
+    steps of the output and whether the top-1 class agrees. Returns
+    whether Axle is exact."""
+    import onnx
+    import qdq_reference
+    model = onnx.load(path)
+    got = axle_output(cli, path, x_path, work)
+    want = qdq_reference.evaluate(model, {"input": x})[model.graph.output[0].name]
+    exact = got.dtype == want.dtype and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    ort_out = ort_session(path, 1, optimize=False).run(None, {"input": x})[0]
+    # The output is a DequantizeLinear's: its scale is one step.
+    last = next(n for n in model.graph.node if model.graph.output[0].name in n.output)
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer}
+    step = float(inits[last.input[1]])
+    steps = float(np.max(np.abs(got.astype(np.float64) - ort_out))) / step
+    top1 = int(np.argmax(got)) == int(np.argmax(ort_out))
+    log(f"  integer reference: {'bit-identical' if exact else 'DIFFERS'}; ORT without graph "
+        f"optimisations: max {steps:.0f} step(s), top-1 {'agrees' if top1 else 'DIFFERS'}")
+    return exact
 
 
 def build_sgemm(build, out_dir):
@@ -120,6 +160,21 @@ def build_sgemm(build, out_dir):
     subprocess.run([cc, "-O2", "-std=gnu11", "-Wall", "-Wextra",
                     "-I" + os.path.join(ROOT, "kernels", "include"),
                     os.path.join(HERE, "sgemm_bench.c"), lib, *flags, "-lm", "-o", exe],
+                   check=True)
+    return exe
+
+
+def build_qu8_bench(build, out_dir):
+    """Compiles qu8_bench.c (int8 vs fp32 convolution layers); returns its path."""
+    lib = os.path.join(build, "lib", "libaxle_kernels.a")
+    if not os.path.isfile(lib):
+        log(f"qu8: {lib} is missing (build first); skipped")
+        return None
+    cc = os.environ.get("CC", "cc")
+    exe = os.path.join(out_dir, "axle_bench_qu8")
+    subprocess.run([cc, "-O2", "-std=gnu11", "-Wall", "-Wextra",
+                    "-I" + os.path.join(ROOT, "kernels", "include"),
+                    os.path.join(HERE, "qu8_bench.c"), lib, "-lm", "-lpthread", "-o", exe],
                    check=True)
     return exe
 
@@ -145,6 +200,8 @@ def main():
     ap.add_argument("--models", default=",".join(models.MODELS))
     ap.add_argument("--no-sgemm", action="store_true")
     ap.add_argument("--sgemm-rounds", type=int, default=5)
+    ap.add_argument("--qu8", action="store_true",
+                    help="also compare int8 (QDQ) convolution layers with fp32")
     ap.add_argument("--layers", action="store_true", help="per-layer profiles too")
     a = ap.parse_args()
 
@@ -160,17 +217,23 @@ def main():
     log(f"== CPU benchmark {time.strftime('%Y-%m-%d %H:%M')}  onnxruntime {onnxruntime.__version__}"
         f"  load average {os.getloadavg()[0]:.2f}")
 
-    results = {}
+    results, no_opt = {}, {}
     with tempfile.TemporaryDirectory() as work:
         for name in a.models.split(","):
             path = paths[name]
             x = models.input_for(name)
             x_path = os.path.join(work, "input.npy")
             np.save(x_path, x)
-            err = check_agreement(cli, path, x, x_path, work)
-            ok = err <= REL_TOL
-            log(f"{name}: max |Axle - ORT| = {err:.2e} x output scale "
-                f"({'agrees' if ok else 'DISAGREES: not timed'})")
+            if name in QDQ_MODELS:
+                log(f"{name}:")
+                ok = check_qdq(cli, path, x, x_path, work)
+                if not ok:
+                    log(f"{name}: not exact: not timed")
+            else:
+                err = check_agreement(cli, path, x, x_path, work)
+                ok = err <= REL_TOL
+                log(f"{name}: max |Axle - ORT| = {err:.2e} x output scale "
+                    f"({'agrees' if ok else 'DISAGREES: not timed'})")
             if not ok:
                 continue
             for t in threads:
@@ -189,22 +252,35 @@ def main():
                 ox = (statistics.median(o_times), percentile(o_times, 0.1),
                       percentile(o_times, 0.9))
                 results[(name, t)] = (ax, ox)
+                if name in QDQ_MODELS:
+                    # ORT's float QDQ ops, for scale (one round: it is slow).
+                    no_opt[(name, t)] = statistics.median(
+                        ort_times(ort_session(path, t, optimize=False), x, per_round, 1))
 
     if results:
         log("")
-        log(f"{'model':<14}{'thr':>4} {'Axle median':>12} {'p10':>8} {'p90':>8}"
+        log(f"{'model':<18}{'thr':>4} {'Axle median':>12} {'p10':>8} {'p90':>8}"
             f" {'ORT median':>11} {'p10':>8} {'p90':>8} {'Axle/ORT':>9} {'target':>7}")
         for (name, t), (ax, ox) in results.items():
             ratio = ax[0] / ox[0]
             target = TARGETS.get(name)
             verdict = "" if target is None else ("met" if ratio <= target else f"<={target}")
-            log(f"{name:<14}{t:>4} {ax[0]:>12.2f} {ax[1]:>8.2f} {ax[2]:>8.2f}"
+            log(f"{name:<18}{t:>4} {ax[0]:>12.2f} {ax[1]:>8.2f} {ax[2]:>8.2f}"
                 f" {ox[0]:>11.2f} {ox[1]:>8.2f} {ox[2]:>8.2f} {ratio:>9.2f} {verdict:>7}")
         for name in {n for n, _ in results}:
             if (name, 1) in results and (name, 2) in results:
                 s = results[(name, 1)][0][0] / results[(name, 2)][0][0]
                 log(f"{name}: Axle 1-thread / 2-thread = {s:.2f}"
                     + ("  (target >= 1.85)" if name == "resnet50" else ""))
+        for (name, t), ms in no_opt.items():
+            log(f"{name}: ORT without graph optimisations, {t} thread(s): median {ms:.2f}")
+        for name, fp32 in QDQ_MODELS.items():
+            for t in threads:
+                if (name, t) in results and (fp32, t) in results:
+                    speedup = results[(fp32, t)][0][0] / results[(name, t)][0][0]
+                    verdict = "met" if speedup >= QDQ_SPEEDUP_TARGET else "NOT met"
+                    log(f"{fp32} / {name} (Axle fp32 / int8), {t} thread(s): {speedup:.2f}"
+                        f"  (target >= {QDQ_SPEEDUP_TARGET}: {verdict})")
         log("(latencies in ms)")
 
     if a.layers:
@@ -222,6 +298,14 @@ def main():
         if exe:
             log("")
             subprocess.run([exe, "--rounds", str(a.sgemm_rounds)], check=True)
+
+    if a.qu8:
+        exe = build_qu8_bench(build, out_dir)
+        if exe:
+            for t in threads:
+                log("")
+                subprocess.run([exe, "--threads", str(t), "--rounds", str(a.sgemm_rounds)],
+                               check=True)
 
 
 if __name__ == "__main__":

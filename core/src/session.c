@@ -133,6 +133,14 @@ static int node_outputs_constant(const axle_graph_t* g, const axle_hal_node_t* n
   return n->output_count > 0;
 }
 
+/* DequantizeLinear never folds: a QDQ pattern must keep its integer
+ * weights for the plugins that run it on integer kernels (ONNX Runtime
+ * keeps them too). Plugins compute a constant one once when they compile. */
+static int node_folds(const axle_hal_node_t* n) {
+  return !((!n->domain || !n->domain[0] || strcmp(n->domain, "ai.onnx") == 0) &&
+           strcmp(n->op_type, "DequantizeLinear") == 0);
+}
+
 /* Folding is worth it only for data small enough to keep in the model. */
 #define AXLE_FOLD_MAX_BYTES (64u << 20)
 
@@ -202,8 +210,8 @@ static axle_status_t specialise(axle_session_t* s, axle_device_t* cpu, uint8_t* 
     if (node_outputs_constant(g, node)) {
       alive[n] = 0;
       s->placement[n].state = "folded";
-    } else if (cpu && node->input_count > 0 && node_inputs_constant(g, node) &&
-               fold_node(s, cpu, n) == AXLE_OK) {
+    } else if (cpu && node->input_count > 0 && node_folds(node) &&
+               node_inputs_constant(g, node) && fold_node(s, cpu, n) == AXLE_OK) {
       alive[n] = 0;
       s->placement[n].state = "folded";
     }

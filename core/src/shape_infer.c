@@ -1224,8 +1224,11 @@ static axle_status_t quant_params(const axle_infer_t* c) {
   const axle_hal_tensor_t *x = infer_in(c, 0), *sc = infer_in(c, 1), *zp = infer_in(c, 2);
   char sa[192], sb[192];
   TRY(want_type(c, 1, T_FLOAT));
-  if (zp && (zp->rank != sc->rank ||
-             memcmp(zp->shape, sc->shape, sc->rank * sizeof(int64_t)) != 0))
+  /* A per-tensor pair may mix a scalar and a 1-element vector (ONNX
+   * Runtime's quantizer writes such bias zero points). */
+  const int one = zp && axle_hal_tensor_elements(zp) == 1 && axle_hal_tensor_elements(sc) == 1;
+  if (zp && !one && (zp->rank != sc->rank ||
+                     memcmp(zp->shape, sc->shape, sc->rank * sizeof(int64_t)) != 0))
     return infer_fail(c, AXLE_STATUS_INVALID_MODEL, "zero point '%s' %s and scale '%s' %s must "
                       "have the same shape", zp->name, tensor_shape_str(zp, sa, sizeof(sa)),
                       sc->name, tensor_shape_str(sc, sb, sizeof(sb)));

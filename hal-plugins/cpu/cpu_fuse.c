@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int is_op(const axle_hal_node_t* n, const char* op) {
+int cpu_fuse_is_op(const axle_hal_node_t* n, const char* op) {
   return (!n->domain || !n->domain[0] || strcmp(n->domain, "ai.onnx") == 0) &&
          strcmp(n->op_type, op) == 0;
 }
@@ -16,7 +16,7 @@ static const axle_hal_tensor_t* tensor_at(const axle_hal_graph_t* g, const axle_
   return i < n->input_count && n->inputs[i] >= 0 ? &g->tensors[n->inputs[i]] : NULL;
 }
 
-static int constant(const axle_hal_tensor_t* t) {
+int cpu_fuse_constant(const axle_hal_tensor_t* t) {
   return t && (t->flags & AXLE_HAL_TENSOR_CONSTANT) && t->data;
 }
 
@@ -40,28 +40,27 @@ static int clip_bound(const axle_hal_graph_t* g, const axle_hal_node_t* n, uint3
     *v = dflt;
     return 1;
   }
-  if (!constant(t) || t->dtype != AXLE_HAL_DTYPE_F32 || axle_hal_tensor_elements(t) != 1)
+  if (!cpu_fuse_constant(t) || t->dtype != AXLE_HAL_DTYPE_F32 || axle_hal_tensor_elements(t) != 1)
     return 0;
   *v = *(const float*)t->data;
   return 1;
 }
 
-/* Activation parameters of n if it is one the epilogue implements. */
-static int activation(const axle_hal_graph_t* g, const axle_hal_node_t* n, cpu_fusion_t* f) {
+int cpu_fuse_activation(const axle_hal_graph_t* g, const axle_hal_node_t* n, cpu_fusion_t* f) {
   if (n->output_count != 1) return 0;
-  if (is_op(n, "Relu") && n->input_count == 1) {
+  if (cpu_fuse_is_op(n, "Relu") && n->input_count == 1) {
     f->act = CPU_ACT_CLAMP;
     f->min = 0.0f;
     f->max = INFINITY;
     return 1;
   }
-  if (is_op(n, "LeakyRelu") && n->input_count == 1) {
+  if (cpu_fuse_is_op(n, "LeakyRelu") && n->input_count == 1) {
     const axle_hal_attr_t* a = attr(n, "alpha", AXLE_HAL_ATTR_FLOAT);
     f->act = CPU_ACT_LEAKY;
     f->alpha = a ? a->f : 0.01f;
     return 1;
   }
-  if (is_op(n, "Clip")) {
+  if (cpu_fuse_is_op(n, "Clip")) {
     float lo, hi;
     if (g->opset > 0 && g->opset < 11) {
       const axle_hal_attr_t* a = attr(n, "min", AXLE_HAL_ATTR_FLOAT);
@@ -86,7 +85,7 @@ static int activation(const axle_hal_graph_t* g, const axle_hal_node_t* n, cpu_f
 /* Batch normalisation the Conv can absorb: inference form, constant
  * statistics shaped [channels]. */
 static int foldable_bn(const axle_hal_graph_t* g, const axle_hal_node_t* n, int64_t channels) {
-  if (!is_op(n, "BatchNormalization") || n->input_count != 5) return 0;
+  if (!cpu_fuse_is_op(n, "BatchNormalization") || n->input_count != 5) return 0;
   for (uint32_t i = 1; i < n->output_count; ++i)
     if (n->outputs[i] >= 0) return 0;
   const axle_hal_attr_t* tm = attr(n, "training_mode", AXLE_HAL_ATTR_INT);
@@ -94,26 +93,14 @@ static int foldable_bn(const axle_hal_graph_t* g, const axle_hal_node_t* n, int6
   if ((tm && tm->i != 0) || (sp && sp->i != 1)) return 0;
   for (uint32_t i = 1; i < 5; ++i) {
     const axle_hal_tensor_t* t = tensor_at(g, n, i);
-    if (!constant(t) || t->dtype != AXLE_HAL_DTYPE_F32 || t->rank != 1 ||
+    if (!cpu_fuse_constant(t) || t->dtype != AXLE_HAL_DTYPE_F32 || t->rank != 1 ||
         t->shape[0] != channels)
       return 0;
   }
   return 1;
 }
 
-typedef struct fuse_ctx_t {
-  const axle_hal_subgraph_t* sg;
-  const axle_hal_graph_t* g;
-  uint32_t* uses;        /* per tensor: input slots reading it, over the whole graph */
-  int32_t* consumer;     /* per tensor: a node reading it (meaningful when uses == 1) */
-  int32_t* position;     /* per graph node: subgraph position or -1 */
-  int32_t* writer_pos;   /* per tensor: position of the node writing it, or -1 */
-  int32_t* location;     /* per tensor: index into sg->locations, or -1 */
-} fuse_ctx_t;
-
-/* The position of the only reader of tensor t, if there is exactly one, it
- * is in this partition after position `after`, and t is not a graph output. */
-static int32_t sole_reader(const fuse_ctx_t* c, int32_t t, uint32_t after) {
+int32_t cpu_fuse_sole_reader(const cpu_fuse_ctx_t* c, int32_t t, uint32_t after) {
   if (t < 0 || c->uses[t] != 1) return -1;
   if (c->g->tensors[t].flags & AXLE_HAL_TENSOR_GRAPH_OUTPUT) return -1;
   const int32_t pos = c->position[c->consumer[t]];
@@ -123,7 +110,8 @@ static int32_t sole_reader(const fuse_ctx_t* c, int32_t t, uint32_t after) {
 /* Whether the group may run at position `to` instead of `from`: every
  * position strictly between writes only internal tensors (re-planned around
  * the group's inputs); a tensor with a core location could overlap them. */
-static int may_delay(const fuse_ctx_t* c, const uint8_t* internal, uint32_t from, uint32_t to) {
+int cpu_fuse_may_delay(const cpu_fuse_ctx_t* c, const uint8_t* internal, uint32_t from,
+                       uint32_t to) {
   for (uint32_t p = from + 1; p < to; ++p) {
     const axle_hal_node_t* n = &c->g->nodes[c->sg->nodes[p]];
     for (uint32_t o = 0; o < n->output_count; ++o)
@@ -133,7 +121,7 @@ static int may_delay(const fuse_ctx_t* c, const uint8_t* internal, uint32_t from
 }
 
 /* Whether two tensors with core locations share bytes. */
-static int overlap(const fuse_ctx_t* c, int32_t a, int32_t b) {
+static int overlap(const cpu_fuse_ctx_t* c, int32_t a, int32_t b) {
   const int32_t la = c->location[a], lb = c->location[b];
   if (la < 0 || lb < 0) return 0;
   const axle_hal_tensor_location_t* x = &c->sg->locations[la];
@@ -145,25 +133,33 @@ static int overlap(const fuse_ctx_t* c, int32_t a, int32_t b) {
 /* A group writing a tensor with a core location at its last member's
  * position must not clobber an input that the core's plan let that
  * location reuse (it expected the input dead by then). */
-static int output_safe(const fuse_ctx_t* c, const uint8_t* internal, const cpu_group_t* grp) {
+int cpu_fuse_output_safe(const cpu_fuse_ctx_t* c, const uint8_t* internal,
+                         const cpu_group_t* grp) {
   if (internal[grp->output]) return 1;
-  const axle_hal_node_t* conv = &c->g->nodes[c->sg->nodes[grp->members[0]]];
-  const int32_t x = conv->inputs[0], r = grp->fusion.residual;
-  return !(x >= 0 && !internal[x] && overlap(c, grp->output, x)) &&
-         !(r >= 0 && !internal[r] && overlap(c, grp->output, r));
+  for (uint32_t i = 0; i < grp->input_count; ++i) {
+    const int32_t x = grp->inputs[i];
+    if (x >= 0 && !internal[x] && overlap(c, grp->output, x)) return 0;
+  }
+  return 1;
 }
 
-static void grow_group(const fuse_ctx_t* c, const uint8_t* internal, const int32_t* role,
+static void grow_group(const cpu_fuse_ctx_t* c, const uint8_t* internal, const int32_t* role,
                        uint32_t head, cpu_group_t* grp) {
   const axle_hal_graph_t* g = c->g;
   const axle_hal_node_t* conv = &g->nodes[c->sg->nodes[head]];
   memset(grp, 0, sizeof *grp);
+  grp->kind = CPU_GROUP_CONV;
   grp->members[0] = head;
   grp->count = 1;
   grp->fusion.residual = -1;
+  /* Step operands {x, w, bias, residual}. */
+  grp->input_count = 4;
+  for (uint32_t j = 0; j < 3; ++j) grp->inputs[j] = j < conv->input_count ? conv->inputs[j] : -1;
+  grp->inputs[3] = -1;
   /* Folding and packing happen at compile time: the weights must be known. */
-  if (conv->output_count != 1 || conv->outputs[0] < 0 || !constant(tensor_at(g, conv, 1)) ||
-      (tensor_at(g, conv, 2) && !constant(tensor_at(g, conv, 2))))
+  if (conv->output_count != 1 || conv->outputs[0] < 0 ||
+      !cpu_fuse_constant(tensor_at(g, conv, 1)) ||
+      (tensor_at(g, conv, 2) && !cpu_fuse_constant(tensor_at(g, conv, 2))))
     return;
   int32_t cur = conv->outputs[0];
   grp->output = cur;
@@ -172,27 +168,29 @@ static void grow_group(const fuse_ctx_t* c, const uint8_t* internal, const int32
   int stage = 0; /* 0: BN next allowed, 1: Add allowed, 2: activation allowed */
   while (grp->count < CPU_FUSE_MAX_MEMBERS) {
     const uint32_t last = grp->members[grp->count - 1];
-    const int32_t pos = sole_reader(c, cur, last);
+    const int32_t pos = cpu_fuse_sole_reader(c, cur, last);
     if (pos < 0 || role[pos] != CPU_ROLE_PLAIN) return;
     const axle_hal_node_t* n = &g->nodes[c->sg->nodes[pos]];
     if (n->output_count != 1 || n->outputs[0] < 0 || !same_shape(&g->tensors[n->outputs[0]], y))
       return;
-    if (!may_delay(c, internal, last, (uint32_t)pos)) return;
+    if (!cpu_fuse_may_delay(c, internal, last, (uint32_t)pos)) return;
     cpu_fusion_t f = grp->fusion;
     if (stage == 0 && foldable_bn(g, n, y->shape[1]) && n->inputs[0] == cur) {
       f.bn = n;
       stage = 1;
-    } else if (stage <= 1 && is_op(n, "Add") && n->input_count == 2) {
+    } else if (stage <= 1 && cpu_fuse_is_op(n, "Add") && n->input_count == 2) {
       const int32_t other = n->inputs[0] == cur ? n->inputs[1] : n->inputs[0];
       if (other < 0 || other == cur || !same_shape(&g->tensors[other], y)) return;
       f.residual = other;
+      grp->inputs[3] = other;
       stage = 2;
-    } else if (n->inputs[0] == cur && activation(g, n, &f)) {
+    } else if (n->inputs[0] == cur && cpu_fuse_activation(g, n, &f)) {
       stage = 3;
     } else {
       return;
     }
     grp->fusion = f;
+    grp->position = (uint32_t)pos;
     grp->members[grp->count++] = (uint32_t)pos;
     cur = n->outputs[0];
     grp->output = cur;
@@ -203,7 +201,7 @@ static void grow_group(const fuse_ctx_t* c, const uint8_t* internal, const int32
 int32_t cpu_fuse_plan(const axle_hal_subgraph_t* sg, int keep_intermediates, cpu_fuse_result_t* out) {
   memset(out, 0, sizeof *out);
   const axle_hal_graph_t* g = sg->graph;
-  fuse_ctx_t c = {sg, g, NULL, NULL, NULL, NULL, NULL};
+  cpu_fuse_ctx_t c = {sg, g, NULL, NULL, NULL, NULL, NULL};
   c.uses = calloc(g->tensor_count + 1, sizeof *c.uses);
   c.consumer = calloc(g->tensor_count + 1, sizeof *c.consumer);
   c.writer_pos = malloc((g->tensor_count + 1) * sizeof *c.writer_pos);
@@ -267,13 +265,16 @@ int32_t cpu_fuse_plan(const axle_hal_subgraph_t* sg, int keep_intermediates, cpu
    * for telling a fusion problem from a kernel problem. */
   const char* env = getenv("AXLE_CPU_FUSION");
   const int enabled = (!env || strcmp(env, "0") != 0) && !keep_intermediates;
+  /* Integer QDQ patterns first: their Convs are no float Conv chains. */
+  if (enabled) cpu_qdq_plan(&c, out);
   for (uint32_t p = 0; enabled && p < sg->node_count; ++p) {
-    if (out->role[p] != CPU_ROLE_PLAIN || !is_op(&g->nodes[sg->nodes[p]], "Conv")) continue;
+    if (out->role[p] != CPU_ROLE_PLAIN || !cpu_fuse_is_op(&g->nodes[sg->nodes[p]], "Conv"))
+      continue;
     cpu_group_t grp;
     grow_group(&c, out->internal, out->role, p, &grp);
-    if (grp.count < 2 || !output_safe(&c, out->internal, &grp)) continue;
+    if (grp.count < 2 || !cpu_fuse_output_safe(&c, out->internal, &grp)) continue;
     for (uint32_t m = 0; m + 1 < grp.count; ++m) out->role[grp.members[m]] = CPU_ROLE_ABSORBED;
-    out->role[grp.members[grp.count - 1]] = (int32_t)out->group_count;
+    out->role[grp.position] = (int32_t)out->group_count;
     out->groups[out->group_count++] = grp;
   }
   free(c.uses);

@@ -21,6 +21,9 @@
  * caller see keep the core's locations, and a group is never stretched over
  * a node that writes one of those.
  *
+ * Integer QDQ patterns (cpu_qdq.h) are groups too, planned first, with the
+ * same single-reader links and lifetime rules.
+ *
  * Nothing is fused when the core compiles with
  * AXLE_HAL_COMPILE_KEEP_INTERMEDIATES (calibration reads every intermediate
  * back). AXLE_CPU_FUSION=0 turns fusion off, to tell a fusion problem from a
@@ -32,9 +35,12 @@
 #include <stdint.h>
 
 #include "axle/hal.h"
+#include "axle_kernels.h"
 #include "cpu_op.h"
+#include "cpu_qdq.h"
 
-#define CPU_FUSE_MAX_MEMBERS 4
+#define CPU_FUSE_MAX_MEMBERS 8
+#define CPU_GROUP_MAX_INPUTS 4
 
 enum { CPU_ACT_NONE = 0, CPU_ACT_CLAMP = 1, CPU_ACT_LEAKY = 2 };
 
@@ -47,11 +53,20 @@ typedef struct cpu_fusion_t {
   float alpha;               /* CPU_ACT_LEAKY */
 } cpu_fusion_t;
 
+/* What a group computes: a float Conv chain (fusion), or an integer QDQ
+ * pattern (cpu_qdq.h: match). */
+enum { CPU_GROUP_CONV = 0, CPU_GROUP_QCONV = 1, CPU_GROUP_QGEMM = 2, CPU_GROUP_QADD = 3 };
+
 typedef struct cpu_group_t {
-  uint32_t members[CPU_FUSE_MAX_MEMBERS]; /* subgraph positions, head (the Conv) first */
+  int32_t kind;                           /* CPU_GROUP_* */
+  uint32_t members[CPU_FUSE_MAX_MEMBERS]; /* subgraph positions, head (Conv / Add) first */
   uint32_t count;
+  uint32_t position;                      /* where the group runs: its last node's position */
+  int32_t inputs[CPU_GROUP_MAX_INPUTS];   /* the step's operand tensors (-1: absent) */
+  uint32_t input_count;
   int32_t output;                         /* tensor the group writes */
-  cpu_fusion_t fusion;
+  cpu_fusion_t fusion;                    /* CPU_GROUP_CONV */
+  cpu_qdq_match_t match;                  /* CPU_GROUP_QCONV, CPU_GROUP_QADD */
 } cpu_group_t;
 
 /* Role of a subgraph position in the fused program. */
@@ -70,12 +85,49 @@ int32_t cpu_fuse_plan(const axle_hal_subgraph_t* sg, int keep_intermediates,
                       cpu_fuse_result_t* out);
 void cpu_fuse_free(cpu_fuse_result_t* r);
 
+/* The graph as planning sees it, for the pattern matchers (cpu_qdq.c).
+ * Built and owned by cpu_fuse_plan, valid during it. */
+typedef struct cpu_fuse_ctx_t {
+  const axle_hal_subgraph_t* sg;
+  const axle_hal_graph_t* g;
+  uint32_t* uses;        /* per tensor: input slots reading it, over the whole graph */
+  int32_t* consumer;     /* per tensor: a node reading it (meaningful when uses == 1) */
+  int32_t* position;     /* per graph node: subgraph position or -1 */
+  int32_t* writer_pos;   /* per tensor: position of the node writing it, or -1 */
+  int32_t* location;     /* per tensor: index into sg->locations, or -1 */
+} cpu_fuse_ctx_t;
+
+/* Whether n is op in the default domain. */
+int cpu_fuse_is_op(const axle_hal_node_t* n, const char* op);
+/* Whether t is a constant with data (NULL: no). */
+int cpu_fuse_constant(const axle_hal_tensor_t* t);
+/* The position of the only reader of tensor t, if there is exactly one, it
+ * is in this partition after position `after`, and t is not a graph output;
+ * else -1. */
+int32_t cpu_fuse_sole_reader(const cpu_fuse_ctx_t* c, int32_t t, uint32_t after);
+/* Whether a group may run at position `to` although it reads its inputs
+ * from position `from` on (see the lifetime note above). */
+int cpu_fuse_may_delay(const cpu_fuse_ctx_t* c, const uint8_t* internal, uint32_t from,
+                       uint32_t to);
+/* Whether a group may write its output over no input it still reads. */
+int cpu_fuse_output_safe(const cpu_fuse_ctx_t* c, const uint8_t* internal,
+                         const cpu_group_t* grp);
+/* Fills f (act, min, max, alpha) when n is an activation a group can
+ * apply last: Relu, Clip with constant bounds, LeakyRelu. */
+int cpu_fuse_activation(const axle_hal_graph_t* g, const axle_hal_node_t* n, cpu_fusion_t* f);
+
 /* Offsets for `count` buffers with sizes and [first, last] step intervals
  * (inclusive; buffers whose intervals meet never share bytes): greedy by
  * size into the lowest gap. Returns the arena size; offsets are `align`
  * aligned. */
 uint64_t cpu_plan_offsets(uint32_t count, const uint64_t* size, const uint32_t* first,
                           const uint32_t* last, uint64_t align, uint64_t* offset);
+
+/* The kernels' geometry of Conv node n (attributes resolved as the Conv op
+ * does; the node must pass the Conv op's check). On failure err says why.
+ * In cpu_ops_nn.c. */
+int32_t cpu_conv_geometry(const axle_hal_graph_t* g, const axle_hal_node_t* n,
+                          axle_f32_conv_params_t* k, char* err, size_t err_size);
 
 /* Prepare of a Conv step with fusion f (NULL: plain Conv); in cpu_ops_nn.c. */
 int32_t cpu_conv_prepare_fused(const axle_hal_host_t* host, cpu_step_t* step,

@@ -18,6 +18,7 @@
  * non-float types.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -522,6 +523,11 @@ typedef struct qdq_params_t {
   size_t outer, channels, inner;
   size_t in_size, out_size;
   int32_t zp_dtype;              /* 0 = no zero point */
+  /* DequantizeLinear of constants (the core never folds it, so QDQ
+   * patterns keep their integer weights): the output, computed at prepare
+   * in the tail of this block; a run only copies it. */
+  const void* konst;
+  size_t konst_bytes;
 } qdq_params_t;
 
 /* Quantized dtypes with their kernels; int32 only dequantizes. */
@@ -590,6 +596,27 @@ static int32_t check_qdq(const axle_hal_graph_t* g, const axle_hal_node_t* n, ch
   return AXLE_HAL_OK;
 }
 
+/* y = Q(x) or DQ(x) over the [outer, channels, inner] view. */
+static void qdq_apply(const qdq_params_t* p, const char* x, const float* scale, const void* zp,
+                      char* y) {
+  for (size_t o = 0; o < p->outer; ++o) {
+    for (size_t c = 0; c < p->channels; ++c) {
+      const size_t at = (o * p->channels + c) * p->inner;
+      const int32_t z = zp ? zero_point(zp, p->zp_dtype, c) : 0;
+      if (p->quantize)
+        p->quantize((const float*)(const void*)(x + at * p->in_size), scale[c], z,
+                    y + at * p->out_size, p->inner);
+      else
+        p->dequantize(x + at * p->in_size, scale[c], z, (float*)(void*)(y + at * p->out_size),
+                      p->inner);
+    }
+  }
+}
+
+static int qdq_constant(const axle_hal_tensor_t* t) {
+  return !t || ((t->flags & AXLE_HAL_TENSOR_CONSTANT) && (t->data || !t->size_bytes));
+}
+
 static int32_t prepare_qdq(const axle_hal_host_t* host, cpu_step_t* step) {
   const int dq = strcmp(step->node->op_type, "DequantizeLinear") == 0;
   const axle_hal_tensor_t* x = step->in[0];
@@ -597,7 +624,9 @@ static int32_t prepare_qdq(const axle_hal_host_t* host, cpu_step_t* step) {
   const axle_hal_tensor_t* z = step->input_count > 2 ? step->in[2] : NULL;
   const axle_hal_tensor_t* y = step->out[0];
   if (!x || !s) return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "needs x and scale");
-  qdq_params_t* p = cpu_step_params(host, step, sizeof *p);
+  const int konst = dq && qdq_constant(x) && qdq_constant(s) && qdq_constant(z);
+  const size_t head = (sizeof(qdq_params_t) + 63) & ~(size_t)63;
+  qdq_params_t* p = cpu_step_params(host, step, head + (konst ? y->size_bytes : 0));
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
   const size_t count = elements(s);
   p->outer = 1;
@@ -608,9 +637,13 @@ static int32_t prepare_qdq(const axle_hal_host_t* host, cpu_step_t* step) {
     /* Per-axis: one (scale, zero point) per index of `axis`. */
     int64_t axis = cpu_attr_int(step->node, "axis", 1);
     if (axis < 0) axis += x->rank;
-    if (axis < 0 || axis >= (int64_t)x->rank || x->shape[axis] != (int64_t)count)
-      return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL,
-                  "scale length does not match the input's extent along axis");
+    if (axis < 0 || axis >= (int64_t)x->rank || x->shape[axis] != (int64_t)count) {
+      char what[256];
+      snprintf(what, sizeof what, "scale '%s' has %zu values, input '%s' has no axis %lld "
+               "that long", s->name, count, x->name,
+               (long long)cpu_attr_int(step->node, "axis", 1));
+      return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, what);
+    }
     p->outer = 1;
     for (int64_t d = 0; d < axis; ++d) p->outer *= (size_t)x->shape[d];
     p->channels = count;
@@ -631,6 +664,12 @@ static int32_t prepare_qdq(const axle_hal_host_t* host, cpu_step_t* step) {
     p->dequantize = t->dequantize;
   else
     p->quantize = t->quantize;
+  if (konst) {
+    char* tail = (char*)p + head;
+    qdq_apply(p, x->data, s->data, z ? z->data : NULL, tail);
+    p->konst = tail;
+    p->konst_bytes = y->size_bytes;
+  }
   return AXLE_HAL_OK;
 }
 
@@ -638,22 +677,13 @@ static void run_qdq(const cpu_step_t* step, const void* const* in, void* const* 
                     void* scratch) {
   (void)scratch;
   const qdq_params_t* p = step->params;
+  if (p->konst) {
+    memcpy(out[0], p->konst, p->konst_bytes);
+    return;
+  }
   const float* scale = cpu_step_input_data(step, in, 1);
   const void* zp = p->zp_dtype ? cpu_step_input_data(step, in, 2) : NULL;
-  const char* x = in[0];
-  char* y = out[0];
-  for (size_t o = 0; o < p->outer; ++o) {
-    for (size_t c = 0; c < p->channels; ++c) {
-      const size_t at = (o * p->channels + c) * p->inner;
-      const int32_t z = zp ? zero_point(zp, p->zp_dtype, c) : 0;
-      if (p->quantize)
-        p->quantize((const float*)(const void*)(x + at * p->in_size), scale[c], z,
-                    y + at * p->out_size, p->inner);
-      else
-        p->dequantize(x + at * p->in_size, scale[c], z, (float*)(void*)(y + at * p->out_size),
-                      p->inner);
-    }
-  }
+  qdq_apply(p, in[0], scale, zp, out[0]);
 }
 
 /* ------------------------------------------------------------------------ */

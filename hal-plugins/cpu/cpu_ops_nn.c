@@ -408,6 +408,27 @@ static int32_t fold_bn(const axle_hal_host_t* host, const cpu_step_t* step,
   return AXLE_HAL_OK;
 }
 
+/* The kernels' description of a resolved Conv. */
+static void conv_kernel_params(const axle_hal_tensor_t* x, const axle_hal_tensor_t* wt,
+                               const nn_window_t* w, int64_t group, axle_f32_conv_params_t* k) {
+  memset(k, 0, sizeof *k);
+  k->batch = x->shape[0];
+  k->groups = group;
+  k->in_channels = x->shape[1];
+  k->out_channels = wt->shape[0];
+  window_to_3d(w, k->in, k->out, k->kernel, k->stride, k->dilation, k->pad, NULL);
+}
+
+int32_t cpu_conv_geometry(const axle_hal_graph_t* g, const axle_hal_node_t* n,
+                          axle_f32_conv_params_t* k, char* err, size_t err_size) {
+  nn_window_t w;
+  int64_t group;
+  const int32_t st = conv_resolve(g, n, &w, &group, err, err_size);
+  if (st == AXLE_HAL_OK)
+    conv_kernel_params(cpu_node_input(g, n, 0), cpu_node_input(g, n, 1), &w, group, k);
+  return st;
+}
+
 int32_t cpu_conv_prepare_fused(const axle_hal_host_t* host, cpu_step_t* step,
                                const cpu_fusion_t* f) {
   nn_window_t w;
@@ -424,12 +445,7 @@ int32_t cpu_conv_prepare_fused(const axle_hal_host_t* host, cpu_step_t* step,
   if (st != AXLE_HAL_OK) return st;
 
   axle_f32_conv_params_t k;
-  memset(&k, 0, sizeof k);
-  k.batch = x->shape[0];
-  k.groups = group;
-  k.in_channels = x->shape[1];
-  k.out_channels = wt->shape[0];
-  window_to_3d(&w, k.in, k.out, k.kernel, k.stride, k.dilation, k.pad, NULL);
+  conv_kernel_params(x, wt, &w, group, &k);
 
   const int prepared = nn_constant(wt) && (!bt || nn_constant(bt));
   if (!prepared) {

@@ -450,14 +450,14 @@ static int32_t make_trace_info(const axle_hal_host_t* host, axle_hal_executable_
                                uint32_t i, const axle_hal_graph_t* g,
                                const axle_hal_subgraph_t* sg, const cpu_group_t* grp,
                                cpu_trace_member_t* members, uint32_t* member_at) {
-  const axle_hal_node_t* n = e->steps[i].node;
+  const char* op = e->steps[i].op->op_type;
   if (!grp) {
-    e->args_json[i] = make_args_json(host, n->op_type, NULL, NULL);
+    e->args_json[i] = make_args_json(host, op, NULL, NULL);
     return e->args_json[i] ? AXLE_HAL_OK : AXLE_HAL_OUT_OF_MEMORY;
   }
   char* joined = join_members(host, g, sg, grp);
   if (!joined) return AXLE_HAL_OUT_OF_MEMORY;
-  e->args_json[i] = make_args_json(host, n->op_type, "fused", joined);
+  e->args_json[i] = make_args_json(host, op, "fused", joined);
   e->member_first[i] = *member_at;
   int32_t st = e->args_json[i] ? AXLE_HAL_OK : AXLE_HAL_OUT_OF_MEMORY;
   for (uint32_t m = 1; st == AXLE_HAL_OK && m < grp->count; ++m) {
@@ -516,20 +516,18 @@ static int32_t resolve_ref(const axle_hal_host_t* host, axle_hal_executable_t* e
 }
 
 /* Operand tensors of the step emitted at subgraph position p: the node's own,
- * or for a fused group {x, w, bias, residual} -> {output}. Returns the
- * input count; tensors go to ins/outs (room for max(node's, 4) and 1+). */
+ * or a fused group's (cpu_group_t: inputs -> output). Returns the input
+ * count; tensors go to ins/outs (room for max(node's, 4) and 1+). */
 static uint32_t step_operands(const axle_hal_graph_t* g, const axle_hal_subgraph_t* sg,
                               const cpu_fuse_result_t* fuse, uint32_t p, int32_t* ins,
                               int32_t* outs, uint32_t* out_count) {
   const int32_t role = fuse->role[p];
   if (role >= 0) {
     const cpu_group_t* grp = &fuse->groups[role];
-    const axle_hal_node_t* conv = &g->nodes[sg->nodes[grp->members[0]]];
-    for (uint32_t j = 0; j < 3; ++j) ins[j] = j < conv->input_count ? conv->inputs[j] : -1;
-    ins[3] = grp->fusion.residual;
+    for (uint32_t j = 0; j < grp->input_count; ++j) ins[j] = grp->inputs[j];
     outs[0] = grp->output;
     *out_count = 1;
-    return 4;
+    return grp->input_count;
   }
   const axle_hal_node_t* n = &g->nodes[sg->nodes[p]];
   for (uint32_t j = 0; j < n->input_count; ++j) ins[j] = n->inputs[j];
@@ -641,7 +639,8 @@ static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t*
   for (uint32_t p = 0; p < sg->node_count; ++p) {
     if (fuse.role[p] == CPU_ROLE_ABSORBED) continue;
     const axle_hal_node_t* n = &g->nodes[sg->nodes[p]];
-    const uint32_t nin = fuse.role[p] >= 0 ? 4 : n->input_count;
+    const uint32_t nin = fuse.role[p] >= 0 ? fuse.groups[fuse.role[p]].input_count
+                                           : n->input_count;
     const uint32_t nout = fuse.role[p] >= 0 ? 1 : n->output_count;
     io_total += nin + nout;
     if (nin > max_in) max_in = nin;
@@ -706,7 +705,9 @@ static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t*
                     n->name, n->op_type, n->domain);
       goto fail;
     }
-    const cpu_op_t* op = cpu_op_find(n->op_type);
+    /* Integer QDQ steps have their own op (cpu_qdq.h), matched, not checked. */
+    const int qdq = grp && grp->kind != CPU_GROUP_CONV;
+    const cpu_op_t* op = qdq ? cpu_qdq_op(grp->kind) : cpu_op_find(n->op_type);
     if (!op) {
       st = cpu_fail(host, AXLE_HAL_UNSUPPORTED, "node '%s': unsupported op '%s'", n->name,
                     n->op_type);
@@ -715,14 +716,14 @@ static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t*
     /* Placement normally asked already; asking again keeps prepare() from
      * ever seeing a node its check() would refuse. */
     char reason[256] = "";
-    if (op->check(g, n, reason, sizeof reason) != AXLE_HAL_OK) {
+    if (!qdq && op->check(g, n, reason, sizeof reason) != AXLE_HAL_OK) {
       st = cpu_fail(host, AXLE_HAL_UNSUPPORTED, "node '%s' (%s): %s", n->name, n->op_type,
                     reason);
       goto fail;
     }
     uint32_t nout = 0;
-    const uint32_t nin = step_operands(g, sg, &fuse, p, tids + io,
-                                       tids + io + (grp ? 4 : n->input_count), &nout);
+    const uint32_t room = grp ? grp->input_count : n->input_count;
+    const uint32_t nin = step_operands(g, sg, &fuse, p, tids + io, tids + io + room, &nout);
     step_group[i] = role;
     s->graph = g;
     s->node = n;
@@ -758,8 +759,10 @@ static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t*
       if (st != AXLE_HAL_OK) goto fail;
     }
     io += s->input_count + s->output_count;
-    st = step_group[i] >= 0 ? cpu_conv_prepare_fused(host, s, &fuse.groups[step_group[i]].fusion)
-                            : s->op->prepare(host, s);
+    const cpu_group_t* grp = step_group[i] >= 0 ? &fuse.groups[step_group[i]] : NULL;
+    st = !grp                           ? s->op->prepare(host, s)
+         : grp->kind == CPU_GROUP_CONV ? cpu_conv_prepare_fused(host, s, &grp->fusion)
+                                       : cpu_qdq_prepare(host, s, grp);
     if (st != AXLE_HAL_OK) goto fail; /* prepare set the message */
     const size_t scratch = (s->scratch_bytes + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
     if (scratch > e->max_scratch) e->max_scratch = scratch;
@@ -930,8 +933,9 @@ static int32_t cpu_submit(axle_hal_device_t* device, const axle_hal_submit_info_
   return AXLE_HAL_OK;
 }
 
-/* One line per step: "conv1 Conv [1,64,56,56] <- conv1+bn1+relu1", so
- * `axle info --optimized` shows what fusion left. */
+/* One line per step: "conv1 Conv [1,64,56,56]  fused: bn1(BatchNormalization)
+ * + relu1(Relu)", the op being the step's (QConv[u8] for an integer QDQ
+ * pattern), so `axle info --optimized` shows what fusion left. */
 static int32_t cpu_executable_report(axle_hal_executable_t* e, char* text, size_t size) {
   if (!e || !text || !size) return AXLE_HAL_INVALID_ARGUMENT;
   size_t at = 0;
@@ -945,7 +949,7 @@ static int32_t cpu_executable_report(axle_hal_executable_t* e, char* text, size_
       k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%lld", d ? "," : "[",
                             (long long)y->shape[d]);
     if (y && k + 2 < sizeof shape) snprintf(shape + k, sizeof shape - k, "%s", y->rank ? "]" : "[]");
-    int w = snprintf(text + at, size - at, "%s %s %s", st->node->name, st->node->op_type, shape);
+    int w = snprintf(text + at, size - at, "%s %s %s", st->node->name, st->op->op_type, shape);
     if (w < 0) break;
     at += (size_t)w < size - at ? (size_t)w : size - at - 1;
     for (uint32_t m = 0; e->member_count && m < e->member_count[i] && at + 1 < size; ++m) {
