@@ -48,15 +48,20 @@ static char* partition_report(const axle_session_t* s, uint32_t i) {
   const axle_partition_t* p = &s->partitions[i];
   axle_device_t* d = s->devs[p->dev];
   if (!p->exe || !AXLE_PLUGIN_HAS(d->plugin, executable_report)) return NULL;
-  size_t size = 16384;
-  char* text = (char*)calloc(1, size);
-  if (!text) return NULL;
-  if (d->plugin->table->executable_report(p->exe, text, size) != AXLE_HAL_OK || !text[0]) {
+  /* The contract truncates silently, so a text that fills the buffer may
+   * have been cut: ask again with twice the room, up to 16 MiB. */
+  for (size_t size = 16384; size <= ((size_t)16 << 20); size *= 2) {
+    char* text = (char*)calloc(1, size);
+    if (!text) return NULL;
+    if (d->plugin->table->executable_report(p->exe, text, size) != AXLE_HAL_OK || !text[0]) {
+      free(text);
+      return NULL;
+    }
+    text[size - 1] = '\0';
+    if (strlen(text) + 2 < size || size == ((size_t)16 << 20)) return text;
     free(text);
-    return NULL;
   }
-  text[size - 1] = '\0';
-  return text;
+  return NULL;
 }
 
 axle_status_t axle_session_placement_report(const axle_session_t* s, int format, char** out_text) {
