@@ -12,9 +12,15 @@ static axle_isa_t detect(void) {
   /* libgcc's check includes the OS saving YMM state (XGETBV), so a kernel
    * that lacks it never sees AVX2 here. */
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) isa = AXLE_ISA_AVX2_FMA;
+  /* Likewise for ZMM and opmask state. */
+  if (isa == AXLE_ISA_AVX2_FMA && __builtin_cpu_supports("avx512f") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
+    isa = AXLE_ISA_AVX512;
 #endif
   const char* cap = getenv("AXLE_KERNELS_ISA");
   if (cap && strcmp(cap, "scalar") == 0) isa = AXLE_ISA_SCALAR;
+  if (cap && strcmp(cap, "avx2") == 0 && isa > AXLE_ISA_AVX2_FMA) isa = AXLE_ISA_AVX2_FMA;
   return isa;
 }
 

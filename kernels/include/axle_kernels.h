@@ -37,13 +37,15 @@ extern "C" {
  * (__avx2_fma). Public entry points without an ISA suffix dispatch at run
  * time on axle_kernels_isa(). */
 typedef enum axle_isa_t {
-  AXLE_ISA_SCALAR = 0,   /* portable C: every machine */
-  AXLE_ISA_AVX2_FMA = 1  /* x86-64 with AVX2 and FMA3 */
+  AXLE_ISA_SCALAR = 0,    /* portable C: every machine */
+  AXLE_ISA_AVX2_FMA = 1,  /* x86-64 with AVX2 and FMA3 */
+  AXLE_ISA_AVX512 = 2     /* AVX2_FMA plus AVX-512 F, BW, DQ, VL and VNNI */
 } axle_isa_t;
 
-/* The best instruction set of this CPU, detected once. The environment
- * variable AXLE_KERNELS_ISA=scalar caps it, so the reference path can be
- * run end to end on any machine. */
+/* The best instruction set of this CPU, detected once; each level implies
+ * the ones below it, so callers test with >=. The environment variable
+ * AXLE_KERNELS_ISA=scalar or =avx2 caps it, so every path can be run end to
+ * end on a machine that has more. */
 axle_isa_t axle_kernels_isa(void);
 /* Caps dispatch at isa (never above what the CPU has) and returns the
  * previous setting; for tests and benchmarks that compare variants end to
