@@ -1382,12 +1382,15 @@ int32_t drpai_compile(const axle_hal_graph_t* g, const uint32_t* nodes, uint32_t
     /* Partition inputs: data read before anything in the partition made it. */
     for (uint32_t i = 0; i < node_count && st == AXLE_HAL_OK; ++i) {
       const axle_hal_node_t* n = &g->nodes[nodes[i]];
-      int32_t t = n->inputs[0];
-      int seen = made[t];
-      for (uint32_t k = 0; k < nin; ++k) seen |= ins[k] == t;
-      if (!seen) {
-        if (nin == DRPAI_INFO_MAX_IO) st = cfail(&c, AXLE_HAL_UNSUPPORTED, DEV ": too many partition inputs");
-        else ins[nin++] = t;
+      for (uint32_t j = 0; j < n->input_count && st == AXLE_HAL_OK; ++j) {
+        int32_t t = n->inputs[j];
+        if (t < 0 || (j > 0 && (g->tensors[t].flags & AXLE_HAL_TENSOR_CONSTANT))) continue;
+        int seen = made[t];
+        for (uint32_t k = 0; k < nin; ++k) seen |= ins[k] == t;
+        if (!seen) {
+          if (nin == DRPAI_INFO_MAX_IO) st = cfail(&c, AXLE_HAL_UNSUPPORTED, DEV ": too many partition inputs");
+          else ins[nin++] = t;
+        }
       }
       for (uint32_t k = 0; k < n->output_count; ++k)
         if (n->outputs[k] >= 0) made[n->outputs[k]] = 1;

@@ -456,6 +456,71 @@ static void drpai_executable_release(axle_hal_executable_t* e) { exe_free(e); }
 
 /* ---- native artifacts -------------------------------------------------------------- */
 
+/* Bindings trailer. The AXDS container holds the program alone, the way
+ * `axle drpai-translate` and a board see it; executable_serialize appends
+ * the slots the executable was compiled for, so that executable_load gives
+ * back an executable bound like the original (hal.h). Little-endian:
+ *   per input, then per output: u32 slot, u32 0, u64 offset, u64 bytes
+ *   u32 slot_count, u32 nin, u32 nout, u32 trailer size, "AXDB" */
+#define TRAILER_MAGIC "AXDB"
+#define TRAILER_ENTRY 24u
+#define TRAILER_TAIL 20u
+
+static size_t trailer_bytes(uint32_t io_count) { return TRAILER_TAIL + (size_t)TRAILER_ENTRY * io_count; }
+
+static void put64(uint8_t* p, uint64_t v) {
+  drpai_put32(p, (uint32_t)v);
+  drpai_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint64_t get64(const uint8_t* p) { return drpai_get32(p) | ((uint64_t)drpai_get32(p + 4) << 32); }
+
+static void trailer_write(const axle_hal_executable_t* e, uint8_t* t, size_t tb) {
+  for (uint32_t k = 0; k < e->nin + e->nout; ++k, t += TRAILER_ENTRY) {
+    const binding_t* b = k < e->nin ? &e->in[k] : &e->out[k - e->nin];
+    drpai_put32(t, b->slot);
+    drpai_put32(t + 4, 0);
+    put64(t + 8, b->offset);
+    put64(t + 16, b->bytes);
+  }
+  drpai_put32(t, e->slot_count);
+  drpai_put32(t + 4, e->nin);
+  drpai_put32(t + 8, e->nout);
+  drpai_put32(t + 12, (uint32_t)tb);
+  memcpy(t + 16, TRAILER_MAGIC, 4);
+}
+
+/* The trailer's size when data ends with one, else 0. */
+static size_t trailer_find(const uint8_t* data, size_t size) {
+  if (size < TRAILER_TAIL || memcmp(data + size - 4, TRAILER_MAGIC, 4) != 0) return 0;
+  const uint8_t* tail = data + size - TRAILER_TAIL;
+  const uint32_t nin = drpai_get32(tail + 4), nout = drpai_get32(tail + 8);
+  const uint32_t tb = drpai_get32(tail + 12);
+  if (nin > DRPAI_INFO_MAX_IO || nout > DRPAI_INFO_MAX_IO || tb != trailer_bytes(nin + nout) || tb > size)
+    return 0;
+  return tb;
+}
+
+/* Restores the compiled bindings from a trailer of tb bytes at t; a
+ * reason when they do not fit the program. */
+static const char* trailer_apply(axle_hal_executable_t* e, const uint8_t* t, size_t tb) {
+  const uint8_t* tail = t + tb - TRAILER_TAIL;
+  if (drpai_get32(tail + 4) != e->nin || drpai_get32(tail + 8) != e->nout)
+    return "its bindings name another number of inputs or outputs than its program";
+  const uint32_t slot_count = drpai_get32(tail);
+  for (uint32_t k = 0; k < e->nin + e->nout; ++k, t += TRAILER_ENTRY) {
+    binding_t* b = k < e->nin ? &e->in[k] : &e->out[k - e->nin];
+    b->slot = drpai_get32(t);
+    b->offset = get64(t + 8);
+    b->bytes = get64(t + 16);
+    if (b->slot >= slot_count || drpai_get32(t + 4) != 0 || b->bytes != e->io[k].size_bytes ||
+        b->offset > UINT64_MAX - b->bytes)
+      return "a binding has a bad slot, size or offset";
+  }
+  e->slot_count = slot_count;
+  return NULL;
+}
+
 static int32_t drpai_serialize(axle_hal_executable_t* e, void** out, size_t* out_size) {
   const axle_hal_host_t* host = e->device->host;
   uint8_t* blob;
@@ -465,8 +530,13 @@ static int32_t drpai_serialize(axle_hal_executable_t* e, void** out, size_t* out
   if (!out || !out_size) return host->status_make(AXLE_HAL_INVALID_ARGUMENT, DEV ": serialize: bad arguments");
   if (drpai_program_pack(&e->program, &blob, &size) != 0)
     return host->status_make(AXLE_HAL_OUT_OF_MEMORY, DEV ": serialize: out of memory");
-  void* copy = host->alloc(size, 16);
-  if (copy) memcpy(copy, blob, size);
+  const size_t tb = trailer_bytes(e->nin + e->nout);
+  uint8_t* copy = (uint8_t*)host->alloc(size + tb, 16);
+  if (copy) {
+    memcpy(copy, blob, size);
+    trailer_write(e, copy + size, tb);
+    size += tb;
+  }
   free(blob);
   if (!copy) return host->status_make(AXLE_HAL_OUT_OF_MEMORY, DEV ": serialize: out of memory");
   *out = copy;
@@ -474,15 +544,19 @@ static int32_t drpai_serialize(axle_hal_executable_t* e, void** out, size_t* out
   return AXLE_HAL_OK;
 }
 
+/* A user's file (from_user) binds natively, as hal.h says of artifacts;
+ * what executable_serialize wrote, given to executable_load, restores the
+ * slots it was compiled for. */
 static int32_t load_blob(axle_hal_device_t* d, const void* data, size_t size, const char* what,
-                         int quiet_if_foreign, axle_hal_executable_t** out) {
+                         int from_user, axle_hal_executable_t** out) {
   const axle_hal_host_t* host = d->host;
   drpai_program_t p;
   char why[384];
-  int rc = drpai_program_unpack((const uint8_t*)data, size, &p, why, sizeof(why));
+  const size_t tb = trailer_find((const uint8_t*)data, size);
+  int rc = drpai_program_unpack((const uint8_t*)data, size - tb, &p, why, sizeof(why));
   if (rc == 1)
-    return quiet_if_foreign ? AXLE_HAL_UNSUPPORTED
-                            : host->status_make(AXLE_HAL_INVALID_MODEL, DEV ": %s is not a DRP-AI program", what);
+    return from_user ? AXLE_HAL_UNSUPPORTED
+                     : host->status_make(AXLE_HAL_INVALID_MODEL, DEV ": %s is not a DRP-AI program", what);
   if (rc == 2)
     return host->status_make(AXLE_HAL_UNSUPPORTED, DEV ": %s was written by a newer Axle", what);
   if (rc != 0) return host->status_make(AXLE_HAL_INVALID_MODEL, DEV ": %s: %s", what, why);
@@ -490,6 +564,15 @@ static int32_t load_blob(axle_hal_device_t* d, const void* data, size_t size, co
   int32_t st = exe_create(d, &p, what, &e);
   if (st != AXLE_HAL_OK) return st;
   bind_native(e);
+  /* executable_serialize always writes the trailer: without it, the bytes
+   * were cut (a container alone is a user's file, for artifact_load). */
+  const char* bad = from_user ? NULL
+                    : tb      ? trailer_apply(e, (const uint8_t*)data + size - tb, tb)
+                              : "truncated: the bindings trailer is missing";
+  if (bad) {
+    exe_free(e);
+    return host->status_make(AXLE_HAL_INVALID_MODEL, DEV ": %s: %s", what, bad);
+  }
   *out = e;
   return AXLE_HAL_OK;
 }

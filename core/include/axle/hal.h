@@ -356,7 +356,10 @@ typedef struct axle_hal_plugin_t {
   void (*executable_release)(axle_hal_executable_t* executable);
 
   /* Native artifact: serialize into host->alloc memory the core frees with
-   * host->free; load() accepts what serialize() wrote (or a vendor file). */
+   * host->free; load() accepts what serialize() wrote (or a vendor file).
+   * What load() makes of serialize()'s bytes binds its inputs and outputs
+   * at the slots and offsets the serialized executable was compiled for;
+   * a vendor file binds natively (see executable_describe). */
   int32_t (*executable_serialize)(axle_hal_executable_t* executable, void** out_data,
                                   size_t* out_size);
   int32_t (*executable_load)(axle_hal_device_t* device, const void* data, size_t size,
@@ -380,9 +383,10 @@ typedef struct axle_hal_plugin_t {
    * means "mine, but broken" and carries a message naming path. */
   int32_t (*artifact_load)(axle_hal_device_t* device, const char* path, const void* data,
                            size_t size, axle_hal_executable_t** out_executable);
-  /* Inputs/outputs of an executable from artifact_load/executable_load. At
-   * submit, slot 0 is arena_bytes of device memory the core provides per run,
-   * slot 1 + i is io[i] (inputs first, then outputs) in caller memory. */
+  /* Inputs/outputs of an executable from artifact_load (or of a vendor
+   * file given to executable_load). At submit, slot 0 is arena_bytes of
+   * device memory the core provides per run, slot 1 + i is io[i] (inputs
+   * first, then outputs) in caller memory. */
   int32_t (*executable_describe)(axle_hal_executable_t* executable,
                                  axle_hal_native_info_t* info);
   /* What the executable really runs after the plugin's own rewriting (fused
