@@ -1,12 +1,14 @@
 /*
  * Quantized convolution figures: axle_qu8_conv (uint8 x int8, exact int32
  * sums) against axle_f32_conv on the same MobileNetV2-shaped layers, in
- * GMAC/s, with the int8 / fp32 ratio. The two are measured interleaved,
- * round after round, and each reports its best round: on a shared machine
- * the best is the figure least disturbed by other processes, and
- * interleaving exposes both to the same load. Before timing, the int8 path
- * is checked bit for bit against the reference axle_qu8_conv_direct__scalar.
- * Prints figures only; never fails on time.
+ * GMAC/s, with the int8 / fp32 ratio. On a CPU with AVX-512 VNNI the int8
+ * path is also planned, packed and run capped at AVX2 (vpmaddwd), for the
+ * VNNI / AVX2 ratio. All are measured interleaved, round after round, and
+ * each reports its best round: on a shared machine the best is the figure
+ * least disturbed by other processes, and interleaving exposes all to the
+ * same load. Before timing, every int8 path is checked bit for bit against
+ * the reference axle_qu8_conv_direct__scalar. Prints figures only; never
+ * fails on time.
  *
  *   axle_bench_qu8 [--threads N] [--rounds R]
  */
@@ -108,6 +110,7 @@ typedef struct layer_t {
 } layer_t;
 
 static const layer_t k_layers[] = {
+    {"3x3 3->32 @224 s2", 3, 32, 224, 3, 2, 0},
     {"1x1 16->96 @112", 16, 96, 112, 1, 1, 0},   {"1x1 96->24 @56", 96, 24, 56, 1, 1, 0},
     {"1x1 144->24 @56", 144, 24, 56, 1, 1, 0},   {"1x1 144->32 @28", 144, 32, 28, 1, 1, 0},
     {"1x1 192->64 @14", 192, 64, 14, 1, 1, 0},   {"1x1 384->64 @14", 384, 64, 14, 1, 1, 0},
@@ -126,15 +129,18 @@ typedef struct bench_t {
   axle_f32_conv_plan_t fplan;
   float *fx, *fw, *fpacked, *fy;
   void* fscratch;
-  /* int8 */
-  axle_qu8_conv_plan_t qplan;
+  /* int8; [1]: planned and run capped at AVX2 */
+  axle_qu8_conv_plan_t qplan[2];
   uint8_t *qx, *qy;
   int8_t* qw;
   int32_t* bias;
   float* scale;
   axle_qu8_requant_t rq;
-  void *qpacked, *qscratch;
+  void *qpacked[2], *qscratch[2];
 } bench_t;
+
+/* Whether the int8 path has an AVX2 twin to compare with. */
+static int g_vnni;
 
 static void* alloc64(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64 + 64); }
 
@@ -192,10 +198,14 @@ static void bench_init(bench_t* b, const layer_t* l, uint32_t threads) {
   axle_f32_conv_pack(&b->fplan, b->fw, b->fpacked);
   b->fscratch = alloc64(axle_f32_conv_scratch_size(&b->fplan, threads));
 
-  axle_qu8_conv_plan(p, 3, &b->qplan);
-  b->qpacked = alloc64(axle_qu8_conv_packed_size(&b->qplan));
-  axle_qu8_conv_pack(&b->qplan, b->qw, b->bias, b->qpacked);
-  b->qscratch = alloc64(axle_qu8_conv_scratch_size(&b->qplan, threads));
+  for (int v = 0; v < 1 + g_vnni; ++v) {
+    const axle_isa_t prev = axle_kernels_set_isa(v ? AXLE_ISA_AVX2_FMA : axle_kernels_isa());
+    axle_qu8_conv_plan(p, 3, &b->qplan[v]);
+    b->qpacked[v] = alloc64(axle_qu8_conv_packed_size(&b->qplan[v]));
+    axle_qu8_conv_pack(&b->qplan[v], b->qw, b->bias, b->qpacked[v]);
+    b->qscratch[v] = alloc64(axle_qu8_conv_scratch_size(&b->qplan[v], threads));
+    axle_kernels_set_isa(prev);
+  }
 }
 
 static double time_f32(bench_t* b, const axle_parallel_t* par) {
@@ -204,10 +214,14 @@ static double time_f32(bench_t* b, const axle_parallel_t* par) {
   return now_s() - t0;
 }
 
-static double time_qu8(bench_t* b, const axle_parallel_t* par) {
+/* v = 1: the AVX2 twin. */
+static double time_qu8(bench_t* b, int v, const axle_parallel_t* par) {
+  const axle_isa_t prev = axle_kernels_set_isa(v ? AXLE_ISA_AVX2_FMA : axle_kernels_isa());
   const double t0 = now_s();
-  axle_qu8_conv(&b->qplan, b->qx, b->qpacked, &b->rq, b->qy, b->qscratch, par);
-  return now_s() - t0;
+  axle_qu8_conv(&b->qplan[v], b->qx, b->qpacked[v], &b->rq, b->qy, b->qscratch[v], par);
+  const double t = now_s() - t0;
+  axle_kernels_set_isa(prev);
+  return t;
 }
 
 int main(int argc, char** argv) {
@@ -225,6 +239,7 @@ int main(int argc, char** argv) {
   if (threads < 1) threads = 1;
   if (axle_kernels_isa() < AXLE_ISA_AVX2_FMA)
     fprintf(stderr, "note: no AVX2/FMA here (or AXLE_KERNELS_ISA=scalar): reference kernels\n");
+  g_vnni = axle_kernels_isa() >= AXLE_ISA_AVX512;
   pool_t pool;
   pool_start(&pool, (uint32_t)threads);
   const axle_parallel_t par_storage = {pool_run, &pool, (uint32_t)threads};
@@ -237,16 +252,21 @@ int main(int argc, char** argv) {
     /* The fast path must give the reference's bits before it is timed. */
     uint8_t* want = alloc64(b[i].y_n);
     axle_qu8_conv_direct__scalar(&b[i].p, b[i].qx, 3, b[i].qw, b[i].bias, &b[i].rq, want);
-    time_qu8(&b[i], par);
-    if (memcmp(want, b[i].qy, b[i].y_n) != 0) {
-      fprintf(stderr, "%s: axle_qu8_conv differs from the reference\n", k_layers[i].name);
-      return 1;
+    for (int v = 0; v < 1 + g_vnni; ++v) {
+      memset(b[i].qy, 0, b[i].y_n);
+      time_qu8(&b[i], v, par);
+      if (memcmp(want, b[i].qy, b[i].y_n) != 0) {
+        fprintf(stderr, "%s: axle_qu8_conv%s differs from the reference\n", k_layers[i].name,
+                v ? " (AVX2)" : "");
+        return 1;
+      }
     }
     free(want);
   }
 
   double* best_f = calloc(count, sizeof(double));
   double* best_q = calloc(count, sizeof(double));
+  double* best_q2 = calloc(count, sizeof(double)); /* the AVX2 twin */
   for (int r = 0; r < rounds; ++r) {
     for (size_t i = 0; i < count; ++i) {
       /* About 20 ms of each per round. */
@@ -254,31 +274,41 @@ int main(int argc, char** argv) {
       if (reps < 3) reps = 3;
       for (int k = 0; k < reps; ++k) {
         const double gf = b[i].macs / time_f32(&b[i], par) / 1e9;
-        const double gq = b[i].macs / time_qu8(&b[i], par) / 1e9;
+        const double gq = b[i].macs / time_qu8(&b[i], 0, par) / 1e9;
         if (gf > best_f[i]) best_f[i] = gf;
         if (gq > best_q[i]) best_q[i] = gq;
+        if (g_vnni) {
+          const double g2 = b[i].macs / time_qu8(&b[i], 1, par) / 1e9;
+          if (g2 > best_q2[i]) best_q2[i] = g2;
+        }
       }
     }
   }
 
   printf("== int8 (u8 x s8, QDQ) convolution vs fp32, %d thread(s), best of %d rounds\n", threads,
          rounds);
-  printf("%-22s %10s %10s %8s %10s\n", "layer", "fp32 GMAC/s", "int8 GMAC/s", "ratio", "int8 us");
-  double sum_pw = 0.0, sum_dw = 0.0;
+  printf("%-22s %10s %10s %8s %10s", "layer", "fp32 GMAC/s", "int8 GMAC/s", "ratio", "int8 us");
+  if (g_vnni) printf(" %10s %8s", "avx2 GMAC/s", "vs avx2");
+  printf("\n");
+  double sum_pw = 0.0, sum_dw = 0.0, sum_v = 0.0;
   int n_pw = 0, n_dw = 0;
   for (size_t i = 0; i < count; ++i) {
     const double ratio = best_q[i] / best_f[i];
-    printf("%-22s %10.1f %10.1f %8.2f %10.1f\n", k_layers[i].name, best_f[i], best_q[i], ratio,
+    printf("%-22s %10.1f %10.1f %8.2f %10.1f", k_layers[i].name, best_f[i], best_q[i], ratio,
            b[i].macs / best_q[i] / 1e3);
+    if (g_vnni) printf(" %10.1f %8.2f", best_q2[i], best_q[i] / best_q2[i]);
+    printf("\n");
     if (k_layers[i].depthwise) {
       sum_dw += ratio;
       ++n_dw;
     } else {
       sum_pw += ratio;
+      sum_v += best_q[i] / best_q2[i];
       ++n_pw;
     }
   }
-  printf("mean ratio: 1x1 %.2f (target >= 1.5), depthwise %.2f (target > 1)\n", sum_pw / n_pw,
-         sum_dw / n_dw);
+  printf("mean ratio: 1x1 and 3x3 %.2f (target >= 1.5), depthwise %.2f (target > 1)\n",
+         sum_pw / n_pw, sum_dw / n_dw);
+  if (g_vnni) printf("mean int8 VNNI / AVX2, 1x1 and 3x3: %.2f\n", sum_v / n_pw);
   return 0;
 }

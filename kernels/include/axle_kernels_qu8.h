@@ -60,10 +60,18 @@ void axle_qu8_conv_direct__scalar(const axle_f32_conv_params_t* p, const uint8_t
  * variants cover the shapes that matter and the scalar code the rest. */
 enum { AXLE_QU8_CONV_GEMM = 0, AXLE_QU8_CONV_IM2COL = 1, AXLE_QU8_CONV_DEPTHWISE = 2 };
 
+/* Operand layouts of the GEMM micro-kernels (see below): int16 pairs for
+ * vpmaddwd, or byte quads for AVX-512 VNNI's vpdpbusd. */
+enum { AXLE_QU8_GEMM_PAIRS = 0, AXLE_QU8_GEMM_QUADS = 1 };
+
 typedef struct axle_qu8_conv_plan_t {
   axle_f32_conv_params_t p;
   int32_t x_zero_point;
   int32_t algo;  /* AXLE_QU8_CONV_* */
+  /* AXLE_QU8_GEMM_*, chosen for axle_kernels_isa() at planning time; the
+   * packed weights follow it, and a run at a lower ISA level still gives
+   * the same bits (on the layout's scalar micro-kernel). */
+  int32_t gemm_layout;
   size_t m, n, k; /* per group: output channels, output pixels, in channels x kernel volume */
 } axle_qu8_conv_plan_t;
 
@@ -117,6 +125,38 @@ void axle_qu8_gemm_6x16__scalar(size_t mr, size_t nr, size_t kp, const int16_t* 
 void axle_qu8_gemm_6x16__avx2(size_t mr, size_t nr, size_t kp, const int16_t* a,
                               const int16_t* b, const int32_t* terms, const float* scale,
                               const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
+
+/* The AVX-512 VNNI tile: C4_MR output channels by NR output pixels on K
+ * quads (vpdpbusd's layout): a holds, per K quad, C4_MR rows of four s8
+ * weights (w[i][k..k + 3]); b holds, per K quad, NR columns of four u8
+ * inputs (x[k..k + 3][j]). A K that is not a multiple of 4 ends in a quad
+ * padded with 0 in both. vpdpbusd multiplies u8 by s8 and adds four
+ * products to an int32 lane without saturation (unlike vpdpbusds or
+ * vpmaddubsw), so with the contract's s8 weights and u8 inputs the sums
+ * are the exact ones; the zero point stays in the terms as for pairs. */
+#define AXLE_QU8_GEMM_C4_MR 12
+
+/* Packs cols (<= NR) columns of kc rows of a u8 matrix (as for pack_b_16)
+ * into b's quad layout: (kc + 3) / 4 quads of NR columns; columns past
+ * cols are 0. */
+void axle_qu8_gemm_pack_b_16c4__scalar(size_t kc, size_t cols, const uint8_t* x, size_t rs,
+                                       uint8_t* packed);
+void axle_qu8_gemm_pack_b_16c4__avx2(size_t kc, size_t cols, const uint8_t* x, size_t rs,
+                                     uint8_t* packed);
+
+/* One tile of output on kq K quads; otherwise as axle_qu8_gemm_ukernel_fn
+ * (mr <= C4_MR, nr <= NR). */
+typedef void (*axle_qu8_gemm_c4_ukernel_fn)(size_t mr, size_t nr, size_t kq, const int8_t* a,
+                                            const uint8_t* b, const int32_t* terms,
+                                            const float* scale, const axle_qu8_requant_t* rq,
+                                            uint8_t* y, size_t ldy);
+void axle_qu8_gemm_12x16c4__scalar(size_t mr, size_t nr, size_t kq, const int8_t* a,
+                                   const uint8_t* b, const int32_t* terms, const float* scale,
+                                   const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
+/* Needs AXLE_ISA_AVX512 (which includes VNNI). */
+void axle_qu8_gemm_12x16c4__avx512(size_t mr, size_t nr, size_t kq, const int8_t* a,
+                                   const uint8_t* b, const int32_t* terms, const float* scale,
+                                   const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
 
 /* Unfolds rows [k0, k0 + kc) (channel x kernel tap) and columns [n0, n0 +
  * nc) (output pixels) of one image's and group's im2col matrix into dst,

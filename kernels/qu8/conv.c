@@ -2,21 +2,23 @@
  *
  * GEMM and IM2COL share one driver: the output of each (image, group) is
  * cut into strips of NR pixels; a worker packs a strip of the input (the
- * input itself for pointwise layers, an im2col block otherwise) into int16
- * pairs once, in its own scratch, and runs the micro-kernel over its range
- * of MR-channel weight panels, so packed weights stream from cache while
- * the strip stays in L1. DEPTHWISE runs plane kernels.
+ * input itself for pointwise layers, an im2col block otherwise) into the
+ * plan's layout (int16 pairs, or u8 quads for VNNI) once, in its own
+ * scratch, and runs the micro-kernel over its range of weight panels, so
+ * packed weights stream from cache while the strip stays in L1. DEPTHWISE
+ * runs plane kernels.
  *
  * Packed layout, per group: the int32 terms bias - x_zero_point * sum w of
- * its output channels (64-byte aligned), then the weights: MR-row panels in
- * the micro-kernel's pair layout, or for depthwise each channel's taps as
- * int16 (an even count). */
+ * its output channels (64-byte aligned), then the weights: panels of MR (or
+ * C4_MR) rows in the micro-kernel's layout, or for depthwise each channel's
+ * taps as int16 (an even count). Both GEMM layouts take 4 bytes per row and
+ * K group (a pair of int16 or a quad of s8). */
 #include <string.h>
 
 #include "axle_kernels_qu8.h"
 #include "requant.h"
 
-enum { MR = AXLE_QU8_GEMM_MR, NR = AXLE_QU8_GEMM_NR };
+enum { MR = AXLE_QU8_GEMM_MR, NR = AXLE_QU8_GEMM_NR, C4_MR = AXLE_QU8_GEMM_C4_MR };
 
 static size_t round64(size_t v) { return (v + 63) / 64 * 64; }
 static int64_t volume(const int64_t* d) { return d[0] * d[1] * d[2]; }
@@ -40,10 +42,26 @@ void axle_qu8_conv_plan(const axle_f32_conv_params_t* p, int32_t x_zero_point,
     plan->algo = AXLE_QU8_CONV_DEPTHWISE;
   else
     plan->algo = is_pointwise(p) ? AXLE_QU8_CONV_GEMM : AXLE_QU8_CONV_IM2COL;
+  plan->gemm_layout =
+      axle_kernels_isa() >= AXLE_ISA_AVX512 ? AXLE_QU8_GEMM_QUADS : AXLE_QU8_GEMM_PAIRS;
 }
 
+static int quads(const axle_qu8_conv_plan_t* plan) {
+  return plan->gemm_layout == AXLE_QU8_GEMM_QUADS;
+}
+/* K per group of the GEMM layout (the depthwise taps come in pairs). */
+static size_t k_per_group(const axle_qu8_conv_plan_t* plan) { return quads(plan) ? 4 : 2; }
 static size_t k_pairs(const axle_qu8_conv_plan_t* plan) { return (plan->k + 1) / 2; }
-static size_t m_panels(const axle_qu8_conv_plan_t* plan) { return (plan->m + MR - 1) / MR; }
+static size_t k_groups(const axle_qu8_conv_plan_t* plan) {
+  return (plan->k + k_per_group(plan) - 1) / k_per_group(plan);
+}
+static size_t panel_rows(const axle_qu8_conv_plan_t* plan) { return quads(plan) ? C4_MR : MR; }
+static size_t m_panels(const axle_qu8_conv_plan_t* plan) {
+  return (plan->m + panel_rows(plan) - 1) / panel_rows(plan);
+}
+static size_t panel_bytes(const axle_qu8_conv_plan_t* plan) {
+  return k_groups(plan) * panel_rows(plan) * 4;
+}
 static size_t terms_bytes(const axle_qu8_conv_plan_t* plan) {
   return round64(plan->m * sizeof(int32_t));
 }
@@ -51,7 +69,7 @@ static size_t terms_bytes(const axle_qu8_conv_plan_t* plan) {
 static size_t group_bytes(const axle_qu8_conv_plan_t* plan) {
   const size_t weights = plan->algo == AXLE_QU8_CONV_DEPTHWISE
                              ? plan->m * k_pairs(plan) * 2 * sizeof(int16_t)
-                             : m_panels(plan) * k_pairs(plan) * MR * 2 * sizeof(int16_t);
+                             : m_panels(plan) * panel_bytes(plan);
   return round64(terms_bytes(plan) + weights);
 }
 
@@ -62,22 +80,26 @@ size_t axle_qu8_conv_packed_size(const axle_qu8_conv_plan_t* plan) {
 void axle_qu8_conv_pack(const axle_qu8_conv_plan_t* plan, const int8_t* w, const int32_t* bias,
                         void* packed) {
   const size_t m = plan->m, k = plan->k, kp = k_pairs(plan);
+  const size_t mr = panel_rows(plan), kg = k_per_group(plan), kgs = k_groups(plan);
+  const int depthwise = plan->algo == AXLE_QU8_CONV_DEPTHWISE, bytes = !depthwise && quads(plan);
   memset(packed, 0, axle_qu8_conv_packed_size(plan));
   for (int64_t g = 0; g < plan->p.groups; ++g) {
     const int8_t* wg = w + (size_t)g * m * k;
     unsigned char* base = (unsigned char*)packed + (size_t)g * group_bytes(plan);
     int32_t* terms = (int32_t*)base;
-    int16_t* dst = (int16_t*)(base + terms_bytes(plan));
+    unsigned char* dst = base + terms_bytes(plan);
     for (size_t i = 0; i < m; ++i) {
       int64_t sum = 0;
       for (size_t t = 0; t < k; ++t) sum += wg[i * k + t];
       const int64_t b = bias ? bias[(size_t)g * m + i] : 0;
       terms[i] = axle_qu8_wrap(b - (int64_t)plan->x_zero_point * sum);
       for (size_t t = 0; t < k; ++t) {
-        const size_t at = plan->algo == AXLE_QU8_CONV_DEPTHWISE
-                              ? i * kp * 2 + t
-                              : ((i / MR * kp + t / 2) * MR + i % MR) * 2 + t % 2;
-        dst[at] = wg[i * k + t];
+        const size_t at = depthwise ? i * kp * 2 + t
+                                    : ((i / mr * kgs + t / kg) * mr + i % mr) * kg + t % kg;
+        if (bytes)
+          ((int8_t*)dst)[at] = wg[i * k + t];
+        else
+          ((int16_t*)dst)[at] = wg[i * k + t];
       }
     }
   }
@@ -87,7 +109,7 @@ void axle_qu8_conv_pack(const axle_qu8_conv_plan_t* plan, const int8_t* w, const
 
 /* Per-worker scratch: the packed strip, then (IM2COL) the u8 im2col block. */
 static size_t strip_bytes(const axle_qu8_conv_plan_t* plan) {
-  return round64(k_pairs(plan) * NR * 2 * sizeof(int16_t));
+  return round64(k_groups(plan) * NR * 4);
 }
 /* Strips unfolded per im2col call: the call's index arithmetic (divisions
  * per kernel row) is paid per block, so blocks are as wide as a 64 KB
@@ -104,6 +126,8 @@ static size_t worker_bytes(const axle_qu8_conv_plan_t* plan) {
 }
 
 typedef void (*pack_b_fn)(size_t kc, size_t cols, const uint8_t* x, size_t rs, int16_t* packed);
+typedef void (*pack_b_c4_fn)(size_t kc, size_t cols, const uint8_t* x, size_t rs,
+                             uint8_t* packed);
 
 typedef struct gemm_run_t {
   const axle_qu8_conv_plan_t* plan;
@@ -112,8 +136,11 @@ typedef struct gemm_run_t {
   const axle_qu8_requant_t* rq;
   uint8_t* y;
   unsigned char* scratch;
-  axle_qu8_gemm_ukernel_fn ukernel;
+  /* The plan's layout picks the pair: */
+  axle_qu8_gemm_ukernel_fn ukernel; /* AXLE_QU8_GEMM_PAIRS */
   pack_b_fn pack_b;
+  axle_qu8_gemm_c4_ukernel_fn ukernel_c4; /* AXLE_QU8_GEMM_QUADS */
+  pack_b_c4_fn pack_b_c4;
   size_t n_chunks, m_chunks; /* per (image, group) */
 } gemm_run_t;
 
@@ -127,7 +154,8 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
   const gemm_run_t* r = arg;
   const axle_qu8_conv_plan_t* plan = r->plan;
   const axle_f32_conv_params_t* p = &plan->p;
-  const size_t m = plan->m, n = plan->n, k = plan->k, kp = k_pairs(plan);
+  const size_t m = plan->m, n = plan->n, k = plan->k, kgs = k_groups(plan);
+  const size_t mr = panel_rows(plan), a_stride = panel_bytes(plan);
   const size_t mc = task % r->m_chunks, nc = task / r->m_chunks % r->n_chunks;
   const size_t unit = task / (r->m_chunks * r->n_chunks);
   const size_t groups = (size_t)p->groups, g = unit % groups, image = unit / groups;
@@ -135,11 +163,11 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
   const uint8_t* xg = r->x + (image * (size_t)p->in_channels + g * cg) * (size_t)volume(p->in);
   const unsigned char* gp = r->packed + g * group_bytes(plan);
   const int32_t* terms = (const int32_t*)gp;
-  const int16_t* a = (const int16_t*)(gp + terms_bytes(plan));
+  const unsigned char* a = gp + terms_bytes(plan);
   const float* scale = r->rq->scale + g * m;
   uint8_t* yg = r->y + (image * (size_t)p->out_channels + g * m) * n;
   unsigned char* ws = r->scratch + (size_t)thread * worker_bytes(plan);
-  int16_t* strip = (int16_t*)ws;
+  void* strip = ws;
   uint8_t* cols_buf = ws + strip_bytes(plan);
   size_t s0, s1, p0, p1;
   chunk_range((n + NR - 1) / NR, r->n_chunks, nc, &s0, &s1);
@@ -148,9 +176,9 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
   size_t block_j0 = 0, block_cols = 0; /* the im2col block in cols_buf */
   for (size_t s = s0; s < s1; ++s) {
     const size_t j0 = s * NR, cols = n - j0 < NR ? n - j0 : NR;
-    if (plan->algo == AXLE_QU8_CONV_GEMM) {
-      r->pack_b(k, cols, xg + j0, n, strip);
-    } else {
+    const uint8_t* src = xg + j0;
+    size_t rs = n;
+    if (plan->algo == AXLE_QU8_CONV_IM2COL) {
       if (j0 >= block_j0 + block_cols) {
         block_j0 = j0;
         block_cols = (s1 - s < block ? s1 - s : block) * NR;
@@ -158,12 +186,21 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
         axle_qu8_im2col_block(p, xg, (uint8_t)plan->x_zero_point, 0, k, block_j0, block_cols,
                               cols_buf);
       }
-      r->pack_b(k, cols, cols_buf + (j0 - block_j0), block_cols, strip);
+      src = cols_buf + (j0 - block_j0);
+      rs = block_cols;
     }
+    if (r->pack_b_c4)
+      r->pack_b_c4(k, cols, src, rs, strip);
+    else
+      r->pack_b(k, cols, src, rs, strip);
     for (size_t pi = p0; pi < p1; ++pi) {
-      const size_t i0 = pi * MR, rows = m - i0 < MR ? m - i0 : MR;
-      r->ukernel(rows, cols, kp, a + pi * kp * MR * 2, strip, terms + i0, scale + i0, r->rq,
-                 yg + i0 * n + j0, n);
+      const size_t i0 = pi * mr, rows = m - i0 < mr ? m - i0 : mr;
+      if (r->ukernel_c4)
+        r->ukernel_c4(rows, cols, kgs, (const int8_t*)(a + pi * a_stride), strip, terms + i0,
+                      scale + i0, r->rq, yg + i0 * n + j0, n);
+      else
+        r->ukernel(rows, cols, kgs, (const int16_t*)(a + pi * a_stride), strip, terms + i0,
+                   scale + i0, r->rq, yg + i0 * n + j0, n);
     }
   }
 }
@@ -245,16 +282,15 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
     axle_parallel_run(par, (r.planes + r.planes_per_task - 1) / r.planes_per_task, dw_task, &r);
     return;
   }
-  gemm_run_t r = {plan,
-                  x,
-                  packed,
-                  rq,
-                  y,
-                  scratch,
-                  avx2 ? axle_qu8_gemm_6x16__avx2 : axle_qu8_gemm_6x16__scalar,
-                  avx2 ? axle_qu8_gemm_pack_b_16__avx2 : axle_qu8_gemm_pack_b_16__scalar,
-                  1,
-                  1};
+  gemm_run_t r = {plan, x, packed, rq, y, scratch, NULL, NULL, NULL, NULL, 1, 1};
+  if (quads(plan)) {
+    r.ukernel_c4 = axle_kernels_isa() >= AXLE_ISA_AVX512 ? axle_qu8_gemm_12x16c4__avx512
+                                                         : axle_qu8_gemm_12x16c4__scalar;
+    r.pack_b_c4 = avx2 ? axle_qu8_gemm_pack_b_16c4__avx2 : axle_qu8_gemm_pack_b_16c4__scalar;
+  } else {
+    r.ukernel = avx2 ? axle_qu8_gemm_6x16__avx2 : axle_qu8_gemm_6x16__scalar;
+    r.pack_b = avx2 ? axle_qu8_gemm_pack_b_16__avx2 : axle_qu8_gemm_pack_b_16__scalar;
+  }
   const size_t units = (size_t)(p->batch * p->groups);
   if (threads > 1) {
     /* About 4 tasks per thread in all, over pixel strips first (each

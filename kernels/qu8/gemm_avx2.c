@@ -36,6 +36,29 @@ AXLE_AVX2 void axle_qu8_gemm_pack_b_16__avx2(size_t kc, size_t cols, const uint8
   }
 }
 
+/* The quad layout for the VNNI micro-kernel: only byte shuffles, so AVX2
+ * (SSE2, in fact) is enough. */
+AXLE_AVX2 void axle_qu8_gemm_pack_b_16c4__avx2(size_t kc, size_t cols, const uint8_t* x,
+                                               size_t rs, uint8_t* packed) {
+  if (cols < NR) {
+    axle_qu8_gemm_pack_b_16c4__scalar(kc, cols, x, rs, packed);
+    return;
+  }
+  for (size_t k = 0; k < kc; k += 4, packed += NR * 4) {
+    __m128i r[4];
+    for (size_t t = 0; t < 4; ++t)
+      r[t] = k + t < kc ? _mm_loadu_si128((const __m128i*)(x + (k + t) * rs))
+                        : _mm_setzero_si128();
+    const __m128i lo01 = _mm_unpacklo_epi8(r[0], r[1]), hi01 = _mm_unpackhi_epi8(r[0], r[1]);
+    const __m128i lo23 = _mm_unpacklo_epi8(r[2], r[3]), hi23 = _mm_unpackhi_epi8(r[2], r[3]);
+    __m128i* d = (__m128i*)packed;
+    _mm_storeu_si128(d, _mm_unpacklo_epi16(lo01, lo23));
+    _mm_storeu_si128(d + 1, _mm_unpackhi_epi16(lo01, lo23));
+    _mm_storeu_si128(d + 2, _mm_unpacklo_epi16(hi01, hi23));
+    _mm_storeu_si128(d + 3, _mm_unpackhi_epi16(hi01, hi23));
+  }
+}
+
 /* The pair (a[2 * i], a[2 * i + 1]) in every 32-bit lane. */
 AXLE_AVX2_INLINE __m256i pair(const int16_t* a, size_t i) {
   int32_t v;

@@ -1,12 +1,13 @@
 /* The portable GEMM pieces of the quantized convolution: B packing and the
- * 6 x 16 micro-kernel on the int16-pair layout of axle_kernels_qu8.h, the
- * reference the AVX2 variants must match bit for bit. */
+ * micro-kernels on the int16-pair and byte-quad layouts of
+ * axle_kernels_qu8.h, the references the AVX2 and AVX-512 variants must
+ * match bit for bit (and what runs a plan's layout below its ISA). */
 #include <string.h>
 
 #include "axle_kernels_qu8.h"
 #include "requant.h"
 
-enum { MR = AXLE_QU8_GEMM_MR, NR = AXLE_QU8_GEMM_NR };
+enum { MR = AXLE_QU8_GEMM_MR, NR = AXLE_QU8_GEMM_NR, C4_MR = AXLE_QU8_GEMM_C4_MR };
 
 void axle_qu8_gemm_pack_b_16__scalar(size_t kc, size_t cols, const uint8_t* x, size_t rs,
                                      int16_t* packed) {
@@ -28,6 +29,31 @@ void axle_qu8_gemm_6x16__scalar(size_t mr, size_t nr, size_t kp, const int16_t* 
         const int16_t* ap = a + (p * MR + i) * 2;
         const int16_t* bp = b + (p * NR + j) * 2;
         acc += (int32_t)ap[0] * bp[0] + (int32_t)ap[1] * bp[1];
+      }
+      y[i * ldy + j] = axle_qu8_requant(axle_qu8_wrap(acc), scale[i], rq);
+    }
+  }
+}
+
+void axle_qu8_gemm_pack_b_16c4__scalar(size_t kc, size_t cols, const uint8_t* x, size_t rs,
+                                       uint8_t* packed) {
+  memset(packed, 0, (kc + 3) / 4 * NR * 4);
+  for (size_t k = 0; k < kc; ++k) {
+    uint8_t* d = packed + k / 4 * NR * 4 + k % 4;
+    for (size_t j = 0; j < cols; ++j) d[4 * j] = x[k * rs + j];
+  }
+}
+
+void axle_qu8_gemm_12x16c4__scalar(size_t mr, size_t nr, size_t kq, const int8_t* a,
+                                   const uint8_t* b, const int32_t* terms, const float* scale,
+                                   const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy) {
+  for (size_t i = 0; i < mr; ++i) {
+    for (size_t j = 0; j < nr; ++j) {
+      int64_t acc = terms[i];
+      for (size_t p = 0; p < kq; ++p) {
+        const int8_t* ap = a + (p * C4_MR + i) * 4;
+        const uint8_t* bp = b + (p * NR + j) * 4;
+        for (int t = 0; t < 4; ++t) acc += (int32_t)ap[t] * bp[t];
       }
       y[i * ldy + j] = axle_qu8_requant(axle_qu8_wrap(acc), scale[i], rq);
     }

@@ -4,9 +4,11 @@
  * of the prepared convolution, under every ISA, serially and on two real
  * threads, must give the reference's bits on edge shapes (partial tiles,
  * padding, dilation, groups, channel multipliers, 1-D and 3-D, batches,
- * extreme values and zero points, clamps, exact .5 ties). The AVX2 pieces
- * are compared with their scalar twins directly as well, and the addition
- * against an unfused float computation written here.
+ * extreme values and zero points, clamps, exact .5 ties), including a
+ * plan whose weights were packed for a higher ISA level than the one it
+ * runs at. The AVX2 and AVX-512 VNNI pieces are compared with their scalar
+ * twins directly as well, and the addition against an unfused float
+ * computation written here.
  */
 
 #include <CUnit/Basic.h>
@@ -38,12 +40,16 @@ static void* qt_alloc(size_t bytes) {
   return p;
 }
 
-static int qt_avx2(void) {
-  const axle_isa_t prev = axle_kernels_set_isa(AXLE_ISA_AVX2_FMA);
-  const int has = axle_kernels_isa() >= AXLE_ISA_AVX2_FMA;
+/* The best ISA level dispatch may use: the CPU's, under AXLE_KERNELS_ISA. */
+static axle_isa_t qt_best_isa(void) {
+  const axle_isa_t prev = axle_kernels_set_isa(AXLE_ISA_AVX512);
+  const axle_isa_t best = axle_kernels_isa();
   axle_kernels_set_isa(prev);
-  return has;
+  return best;
 }
+
+static int qt_avx2(void) { return qt_best_isa() >= AXLE_ISA_AVX2_FMA; }
+static int qt_avx512(void) { return qt_best_isa() >= AXLE_ISA_AVX512; }
 
 static int qt_same(const char* what, const uint8_t* got, const uint8_t* want, size_t n) {
   for (size_t i = 0; i < n; ++i) {
@@ -195,8 +201,10 @@ static void qt_conv_data_free(qt_conv_data_t* d) {
 }
 
 /* Runs the prepared convolution with algorithm algo (-1: the planner's)
- * and compares with the reference. */
-static void qt_conv_check(const qt_conv_data_t* d, int algo, uint32_t threads, const char* what) {
+ * and compares with the reference. The plan and packing use the ISA level
+ * set now, the run run_isa. */
+static void qt_conv_check(const qt_conv_data_t* d, int algo, uint32_t threads, axle_isa_t run_isa,
+                          const char* what) {
   axle_qu8_conv_plan_t plan;
   axle_qu8_conv_plan(&d->p, d->zp, &plan);
   if (algo >= 0) plan.algo = algo;
@@ -206,10 +214,12 @@ static void qt_conv_check(const qt_conv_data_t* d, int algo, uint32_t threads, c
   uint8_t* y = qt_alloc(d->y_n);
   uint32_t tstore = threads;
   const axle_parallel_t par = {qt_pool_run, &tstore, threads};
+  const axle_isa_t plan_isa = axle_kernels_set_isa(run_isa);
   axle_qu8_conv(&plan, d->x, packed, &d->rq, y, scratch, threads > 1 ? &par : NULL);
+  axle_kernels_set_isa(plan_isa);
   char msg[256];
-  snprintf(msg, sizeof msg, "%s, algo %d, isa %d, %u thread(s)", what, plan.algo,
-           (int)axle_kernels_isa(), threads);
+  snprintf(msg, sizeof msg, "%s, algo %d, layout %d, isa %d (planned at %d), %u thread(s)", what,
+           plan.algo, plan.gemm_layout, (int)run_isa, (int)plan_isa, threads);
   qt_same(msg, y, d->want, d->y_n);
   free(packed);
   free(scratch);
@@ -222,7 +232,8 @@ static int qt_is_pointwise(const axle_f32_conv_params_t* p) {
   return 1;
 }
 
-/* Every algorithm that applies, every ISA, 1 and 2 threads. */
+/* Every algorithm that applies, every ISA, 1 and 2 threads; then weights
+ * packed at the best ISA level run at each level below it. */
 static void qt_conv_all(const qt_conv_case_t* c, int32_t zp, int fill, uint8_t lo, uint8_t hi) {
   qt_conv_data_t d;
   qt_conv_data(c, zp, fill, lo, hi, &d);
@@ -230,14 +241,21 @@ static void qt_conv_all(const qt_conv_case_t* c, int32_t zp, int fill, uint8_t l
   snprintf(what, sizeof what, "%s (x zero point %d, fill %d, clamp %u..%u)", c->name, zp, fill, lo,
            hi);
   const int depthwise = d.p.in_channels == d.p.groups && d.p.groups > 1;
+  const axle_isa_t best = qt_best_isa();
   const axle_isa_t prev = axle_kernels_set_isa(AXLE_ISA_SCALAR);
-  for (int isa = 0; isa <= (qt_avx2() ? 1 : 0); ++isa) {
+  for (int isa = 0; isa <= (int)best; ++isa) {
     axle_kernels_set_isa((axle_isa_t)isa);
     for (uint32_t threads = 1; threads <= 2; ++threads) {
-      qt_conv_check(&d, -1, threads, what);
-      if (!depthwise) qt_conv_check(&d, AXLE_QU8_CONV_IM2COL, threads, what);
-      if (qt_is_pointwise(&d.p)) qt_conv_check(&d, AXLE_QU8_CONV_GEMM, threads, what);
+      qt_conv_check(&d, -1, threads, (axle_isa_t)isa, what);
+      if (!depthwise) qt_conv_check(&d, AXLE_QU8_CONV_IM2COL, threads, (axle_isa_t)isa, what);
+      if (qt_is_pointwise(&d.p))
+        qt_conv_check(&d, AXLE_QU8_CONV_GEMM, threads, (axle_isa_t)isa, what);
     }
+  }
+  axle_kernels_set_isa(best);
+  for (int isa = 0; isa < (int)best; ++isa) {
+    qt_conv_check(&d, -1, 1, (axle_isa_t)isa, what);
+    if (!depthwise) qt_conv_check(&d, AXLE_QU8_CONV_IM2COL, 1, (axle_isa_t)isa, what);
   }
   axle_kernels_set_isa(prev);
   qt_conv_data_free(&d);
@@ -255,6 +273,9 @@ static const qt_conv_case_t qt_cases[] = {
     {"1x1 17->33 5x7", 1, 1, 17, 33, {1, 5, 7}, QT_1, QT_1, QT_1, QT_0, QT_0},
     {"1x1 33->7 4x4 (full strips)", 1, 1, 33, 7, {1, 4, 4}, QT_1, QT_1, QT_1, QT_0, QT_0},
     {"1x1 96->24 7x7", 1, 1, 96, 24, {1, 7, 7}, QT_1, QT_1, QT_1, QT_0, QT_0},
+    {"1x1 67->37 9x5 (K, M, N tails)", 1, 1, 67, 37, {1, 9, 5}, QT_1, QT_1, QT_1, QT_0, QT_0},
+    {"3x3 pad 1 14->26 6x11", 1, 1, 14, 26, {1, 6, 11}, {1, 3, 3}, QT_1, QT_1, {0, 1, 1},
+     {0, 1, 1}},
     {"1x1 5->13 batch 2", 2, 1, 5, 13, {1, 6, 9}, QT_1, QT_1, QT_1, QT_0, QT_0},
     {"1x1 stride 2", 1, 1, 6, 7, {1, 9, 9}, QT_1, {1, 2, 2}, QT_1, QT_0, QT_0},
     {"3x3 s1 pad 1 3->5", 1, 1, 3, 5, {1, 9, 11}, {1, 3, 3}, QT_1, QT_1, {0, 1, 1}, {0, 1, 1}},
@@ -432,9 +453,22 @@ static void test_pack_b_variants(void) {
       for (size_t k = 0; k < kc; ++k)
         for (size_t j = 0; j < cols; ++j)
           CU_ASSERT_EQUAL(a[(k / 2 * AXLE_QU8_GEMM_NR + j) * 2 + k % 2], x[k * rs + j]);
+      /* The quad layout, zero past kc and cols. */
+      const size_t bytes4 = (kc + 3) / 4 * AXLE_QU8_GEMM_NR * 4;
+      uint8_t* a4 = qt_alloc(bytes4);
+      uint8_t* b4 = qt_alloc(bytes4);
+      axle_qu8_gemm_pack_b_16c4__scalar(kc, cols, x, rs, a4);
+      axle_qu8_gemm_pack_b_16c4__avx2(kc, cols, x, rs, b4);
+      CU_ASSERT(memcmp(a4, b4, bytes4) == 0);
+      for (size_t k = 0; k < (kc + 3) / 4 * 4; ++k)
+        for (size_t j = 0; j < AXLE_QU8_GEMM_NR; ++j)
+          CU_ASSERT_EQUAL(a4[(k / 4 * AXLE_QU8_GEMM_NR + j) * 4 + k % 4],
+                          k < kc && j < cols ? x[k * rs + j] : 0);
       free(x);
       free(a);
       free(b);
+      free(a4);
+      free(b4);
     }
   }
 }
@@ -476,6 +510,87 @@ static void test_ukernel_variants(void) {
     free(b);
   }
   CU_PASS("6x16 avx2 = scalar");
+}
+
+/* Operands of the VNNI micro-kernel test. */
+enum { QT_C4_RANDOM = 0, QT_C4_MAX_MIN, QT_C4_MAX_MAX, QT_C4_CORNERS, QT_C4_FILLS };
+
+static void test_ukernel_c4_variants(void) {
+  if (!qt_avx512()) {
+    printf("\n  skipped: this CPU lacks AVX-512 VNNI (or AXLE_KERNELS_ISA caps it)\n");
+    CU_PASS("no AVX-512 VNNI on this machine: the VNNI micro-kernel cannot run");
+    return;
+  }
+  enum { MR = AXLE_QU8_GEMM_C4_MR, NR = AXLE_QU8_GEMM_NR, LDY = 21 };
+  static const size_t kqs[] = {0, 1, 2, 3, 7, 40, 129};
+  for (size_t ki = 0; ki < sizeof kqs / sizeof kqs[0]; ++ki) {
+    for (int fill = 0; fill < QT_C4_FILLS; ++fill) {
+      const size_t kq = kqs[ki];
+      int8_t* a = qt_alloc((kq + 1) * MR * 4);
+      uint8_t* b = qt_alloc((kq + 1) * NR * 4);
+      for (size_t i = 0; i < kq * MR * 4; ++i)
+        a[i] = (int8_t)(fill == QT_C4_RANDOM    ? qt_int(-128, 127)
+                        : fill == QT_C4_MAX_MIN ? -128
+                        : fill == QT_C4_MAX_MAX ? 127
+                                                : (qt_int(0, 1) ? 127 : -128));
+      for (size_t i = 0; i < kq * NR * 4; ++i)
+        b[i] = (uint8_t)(fill == QT_C4_RANDOM    ? qt_int(0, 255)
+                         : fill == QT_C4_CORNERS ? (qt_int(0, 1) ? 255 : 0)
+                                                 : 255);
+      int32_t terms[MR];
+      float scale[MR];
+      /* Keep even the largest sums (4 kq x 255 x 128) off the clamp. */
+      const float extreme = 100.0f / ((float)(kq + 1) * 4.0f * 255.0f * 128.0f);
+      for (int i = 0; i < MR; ++i) {
+        /* All-positive products on a term near INT32_MAX wrap around, as
+         * a wrapped packed term's sum must (a saturating vpdpbusds would
+         * stick at INT32_MAX). */
+        terms[i] = fill == QT_C4_MAX_MAX ? INT32_MAX - qt_int(0, 1000) : qt_int(-100000, 100000);
+        scale[i] = fill == QT_C4_RANDOM ? 1.0f / (float)qt_int(100, 3000) : extreme;
+      }
+      const axle_qu8_requant_t rq = {scale, qt_int(0, 255), 3, 250};
+      for (size_t mr = 1; mr <= MR; ++mr) {
+        for (size_t nr = 1; nr <= NR; ++nr) {
+          uint8_t want[MR * LDY], got[MR * LDY];
+          memset(want, 7, sizeof want);
+          memset(got, 7, sizeof got);
+          axle_qu8_gemm_12x16c4__scalar(mr, nr, kq, a, b, terms, scale, &rq, want, LDY);
+          axle_qu8_gemm_12x16c4__avx512(mr, nr, kq, a, b, terms, scale, &rq, got, LDY);
+          if (memcmp(want, got, sizeof want) != 0) {
+            fprintf(stderr, "\nukernel c4 kq %zu fill %d mr %zu nr %zu differs\n", kq, fill, mr,
+                    nr);
+            CU_FAIL("12x16c4 avx512 = scalar");
+          }
+        }
+      }
+      free(a);
+      free(b);
+    }
+  }
+  CU_PASS("12x16c4 avx512 = scalar");
+}
+
+static void test_ukernel_c4_by_hand(void) {
+  /* One K quad, 0..255 against -128..127 at their ends: 255 * -128 + 0 * 127
+   * + 255 * 127 + 1 * -1 = -256, plus the term 6 is -250; times 0.5 gives
+   * -125, plus the zero point 130 is 5. Pixel 1 has x = 0 everywhere: 6 *
+   * 0.5 + 130 = 133. */
+  enum { MR = AXLE_QU8_GEMM_C4_MR, NR = AXLE_QU8_GEMM_NR };
+  int8_t a[MR * 4];
+  uint8_t b[NR * 4];
+  memset(a, 0, sizeof a);
+  memset(b, 0, sizeof b);
+  const int8_t w[4] = {-128, 127, 127, -1};
+  const uint8_t x[4] = {255, 0, 255, 1};
+  memcpy(a, w, 4);
+  memcpy(b, x, 4);
+  const int32_t terms[1] = {6};
+  const float scale[1] = {0.5f};
+  const axle_qu8_requant_t rq = {scale, 130, 0, 255};
+  uint8_t y[2];
+  axle_qu8_gemm_12x16c4__scalar(1, 2, 1, a, b, terms, scale, &rq, y, 2);
+  CU_ASSERT_EQUAL(y[0], 5);
+  CU_ASSERT_EQUAL(y[1], 133);
 }
 
 /* ---- addition ------------------------------------------------------------ */
@@ -571,6 +686,8 @@ int main(void) {
       {"tie fill produces ties", test_conv_ties_are_exercised},
       {"pack_b avx2 = scalar", test_pack_b_variants},
       {"micro-kernel 6x16 avx2 = scalar", test_ukernel_variants},
+      {"micro-kernel 12x16c4, by hand", test_ukernel_c4_by_hand},
+      {"micro-kernel 12x16c4 avx512 = scalar", test_ukernel_c4_variants},
       {"add, every variant", test_add},
       {"add, half-even", test_add_ties_round_to_even},
   };
