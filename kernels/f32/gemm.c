@@ -30,8 +30,10 @@ enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
 #define GEMM_ALIGN_FLOATS 16 /* 64 bytes */
 
 axle_f32_gemm_ukernel_fn axle_f32_gemm_ukernel(void) {
-  return axle_kernels_isa() >= AXLE_ISA_AVX2_FMA ? axle_f32_gemm_6x16__avx2_fma
-                                                 : axle_f32_gemm_6x16__scalar;
+  const axle_isa_t isa = axle_kernels_isa();
+  if (isa >= AXLE_ISA_AVX512) return axle_f32_gemm_6x16__avx512;
+  if (isa >= AXLE_ISA_AVX2_FMA) return axle_f32_gemm_6x16__avx2_fma;
+  return axle_f32_gemm_6x16__scalar;
 }
 
 /* Fraction of a tiled m x n product that is real work. */

@@ -130,6 +130,10 @@ void axle_f32_gemm_6x16__avx2_fma(size_t mr, size_t nr, size_t kc, const float* 
                                   const float* b, size_t ldb, float* c, size_t ldc,
                                   uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
                                   size_t col0);
+void axle_f32_gemm_6x16__avx512(size_t mr, size_t nr, size_t kc, const float* a,
+                                const float* b, size_t ldb, float* c, size_t ldc,
+                                uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
+                                size_t col0);
 /* The micro-kernel for axle_kernels_isa(). */
 axle_f32_gemm_ukernel_fn axle_f32_gemm_ukernel(void);
 

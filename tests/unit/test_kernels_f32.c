@@ -173,9 +173,17 @@ static float ref_act(double v, const axle_f32_epilogue_t* ep) {
 enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
 
 static int have_avx2(void) { return axle_kernels_isa() >= AXLE_ISA_AVX2_FMA; }
+static int have_avx512(void) { return axle_kernels_isa() >= AXLE_ISA_AVX512; }
 
-/* One micro-kernel call against the double reference, for every flag; B
- * rows ldb floats apart (NR: packed; more: read in place). */
+/* A test that cannot run here says so in the log, not just by passing. */
+static void skip(const char* why) {
+  fprintf(stderr, "\n  skipped: %s\n", why);
+  CU_PASS(why);
+}
+
+/* One micro-kernel call against the double reference and, for an ISA
+ * variant, against the scalar variant on the same C; B rows ldb floats apart
+ * (NR: packed; more: read in place). */
 static void ukernel_case(axle_f32_gemm_ukernel_fn uk, const char* name, size_t mr, size_t nr,
                          size_t kc, size_t ldb, uint32_t flags, const ref_ep_t* e) {
   float* a = kt_array(kc * MR);
@@ -207,11 +215,19 @@ static void ukernel_case(axle_f32_gemm_ukernel_fn uk, const char* name, size_t m
       }
     }
   }
+  float* scalar = malloc(rows * ldc * sizeof(float));
+  memcpy(scalar, c, rows * ldc * sizeof(float));
+  axle_f32_gemm_6x16__scalar(mr, nr, kc, a, b, ldb, scalar, ldc, flags, &ep, row0, col0);
   uk(mr, nr, kc, a, b, ldb, c, ldc, flags, &ep, row0, col0);
   char what[160];
   snprintf(what, sizeof what, "%s mr=%zu nr=%zu kc=%zu ldb=%zu flags=%u ep=%d%d%d", name, mr, nr,
            kc, ldb, flags, e->bias, e->residual, e->act);
   kt_close(what, c, want, rows * ldc, 1e-5, 1e-5 * (double)(kc + 1));
+  if (uk != axle_f32_gemm_6x16__scalar) {
+    strncat(what, " vs scalar", sizeof what - strlen(what) - 1);
+    kt_close(what, c, scalar, rows * ldc, 1e-5, 1e-5 * (double)(kc + 1));
+  }
+  free(scalar);
   free(a);
   free(b);
   free(c);
@@ -226,36 +242,47 @@ static void ukernel_all(axle_f32_gemm_ukernel_fn uk, const char* name) {
       AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_FINISH,
       AXLE_F32_GEMM_FINISH | AXLE_F32_GEMM_STORE_T,
       AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_FINISH | AXLE_F32_GEMM_STORE_T};
-  static const size_t nrs[] = {1, 7, 8, 9, 15, 16};
-  static const size_t kcs[] = {0, 1, 4, 5, 33};
+  /* K: empty, shorter than one unrolled step, odd and even remainders. */
+  static const size_t kcs[] = {0, 1, 2, 3, 4, 5, 7, 33};
   for (size_t mr = 1; mr <= MR; ++mr)
-    for (size_t ni = 0; ni < sizeof nrs / sizeof nrs[0]; ++ni)
+    for (size_t nr = 1; nr <= NR; ++nr)
       for (size_t ki = 0; ki < sizeof kcs / sizeof kcs[0]; ++ki)
         for (size_t fi = 0; fi < sizeof flag_sets / sizeof flag_sets[0]; ++fi)
-          ukernel_case(uk, name, mr, nrs[ni], kcs[ki], NR, flag_sets[fi],
-                       &k_eps[(mr + ni + ki + fi) % (sizeof k_eps / sizeof k_eps[0])]);
-  /* Every epilogue on the full tile, the AVX2 register path, with B packed
-   * and read in place (a row stride that is no multiple of the vector). */
+          ukernel_case(uk, name, mr, nr, kcs[ki], NR, flag_sets[fi],
+                       &k_eps[(mr + nr + ki + fi) % (sizeof k_eps / sizeof k_eps[0])]);
+  /* Every epilogue on a full tile (the AVX2 kernel's register path) and a
+   * narrow one (AVX-512: under a mask), with B packed and read in place (a
+   * row stride that is no multiple of the vector). */
   for (size_t e = 0; e < sizeof k_eps / sizeof k_eps[0]; ++e)
     for (size_t ldb = NR; ldb <= NR + 5; ldb += 5)
       for (size_t fi = 0; fi < sizeof flag_sets / sizeof flag_sets[0]; ++fi)
-        ukernel_case(uk, name, MR - e % 2, NR, 17, ldb, flag_sets[fi], &k_eps[e]);
+        for (size_t nr = NR - 5; nr <= NR; nr += 5)
+          ukernel_case(uk, name, MR - e % 2, nr, 17, ldb, flag_sets[fi], &k_eps[e]);
 }
 
 static void test_ukernel_scalar(void) { ukernel_all(axle_f32_gemm_6x16__scalar, "scalar"); }
 
 static void test_ukernel_avx2(void) {
   if (!have_avx2()) {
-    CU_PASS("no AVX2 on this machine");
+    skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
     return;
   }
   ukernel_all(axle_f32_gemm_6x16__avx2_fma, "avx2_fma");
 }
 
+static void test_ukernel_avx512(void) {
+  if (!have_avx512()) {
+    skip("no AVX-512 on this machine (or AXLE_KERNELS_ISA caps it)");
+    return;
+  }
+  ukernel_all(axle_f32_gemm_6x16__avx512, "avx512");
+}
+
 static void test_ukernel_nan_passes(void) {
   /* ReLU/Clip of NaN is NaN in ONNX: the clamp must not swallow it. */
-  axle_f32_gemm_ukernel_fn uks[2] = {axle_f32_gemm_6x16__scalar, axle_f32_gemm_6x16__avx2_fma};
-  for (int v = 0; v < (have_avx2() ? 2 : 1); ++v) {
+  axle_f32_gemm_ukernel_fn uks[3] = {axle_f32_gemm_6x16__scalar, axle_f32_gemm_6x16__avx2_fma,
+                                     axle_f32_gemm_6x16__avx512};
+  for (int v = 0; v < 1 + have_avx2() + have_avx512(); ++v) {
     float a[MR] = {NAN, 1, 1, 1, 1, 1}, b[NR];
     for (int j = 0; j < NR; ++j) b[j] = 1.0f;
     float c[MR * NR];
@@ -442,11 +469,29 @@ static void test_driver_threads(void) {
   driver_shapes(3);
 }
 
+/* Runs fn under every ISA level below the best one (which the other tests
+ * use), saying which levels this CPU cannot reach. */
+static void below_best_isa(void (*fn)(void)) {
+  const axle_isa_t best = axle_kernels_isa();
+  static const axle_isa_t levels[] = {AXLE_ISA_SCALAR, AXLE_ISA_AVX2_FMA};
+  for (size_t i = 0; i < sizeof levels / sizeof levels[0]; ++i) {
+    if (levels[i] >= best) {
+      char why[80];
+      snprintf(why, sizeof why, "ISA level %d: not below this CPU's best (%d)", (int)levels[i],
+               (int)best);
+      skip(why);
+      continue;
+    }
+    axle_kernels_set_isa(levels[i]);
+    fn();
+  }
+  axle_kernels_set_isa(best);
+}
+
+static void driver_isa_run(void) { driver_shapes(2); }
 static void test_driver_isas(void) {
-  /* The dispatching driver end to end on the portable micro-kernel. */
-  const axle_isa_t prev = axle_kernels_set_isa(AXLE_ISA_SCALAR);
-  driver_shapes(2);
-  axle_kernels_set_isa(prev);
+  /* The dispatching driver end to end on each lower level's micro-kernel. */
+  below_best_isa(driver_isa_run);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -577,12 +622,11 @@ static void conv_all(uint32_t threads) {
 static void test_conv_serial(void) { conv_all(1); }
 static void test_conv_threads(void) { conv_all(2); }
 
-static void test_conv_scalar_isa(void) {
-  const axle_isa_t prev = axle_kernels_set_isa(AXLE_ISA_SCALAR);
+static void conv_isa_run(void) {
   conv_all(1);
   conv_all(3);
-  axle_kernels_set_isa(prev);
 }
+static void test_conv_isas(void) { below_best_isa(conv_isa_run); }
 
 static void test_dwconv_variants(void) {
   /* The AVX2 plane kernel against the scalar one on the planes it takes. */
@@ -712,17 +756,18 @@ int main(void) {
   static const kt_entry_t gemm[] = {
       {"micro-kernel 6x16 scalar", test_ukernel_scalar},
       {"micro-kernel 6x16 avx2_fma", test_ukernel_avx2},
+      {"micro-kernel 6x16 avx512", test_ukernel_avx512},
       {"NaN through the clamp", test_ukernel_nan_passes},
       {"pack_a avx2 = scalar", test_pack_a_variants},
       {"pack_b avx2 = scalar", test_pack_b_variants},
       {"driver, serial", test_driver_serial},
       {"driver, threads", test_driver_threads},
-      {"driver, scalar ISA", test_driver_isas},
+      {"driver, lower ISAs", test_driver_isas},
   };
   static const kt_entry_t conv[] = {
       {"prepared conv, serial", test_conv_serial},
       {"prepared conv, threads", test_conv_threads},
-      {"prepared conv, scalar ISA", test_conv_scalar_isa},
+      {"prepared conv, lower ISAs", test_conv_isas},
       {"depthwise 3x3 avx2 = scalar", test_dwconv_variants},
       {"im2col blocks", test_im2col_block},
   };

@@ -1,0 +1,206 @@
+/* The AVX-512 GEMM micro-kernel: the same 6 x 16 tile as the AVX2 one, one
+ * zmm per row. One B vector per K step and one embedded-broadcast FMA per
+ * row ({1to16} straight from the packed A panel, no broadcast uop).
+ *
+ * Six accumulators alone would leave the FMA units idle: an FMA waits 4
+ * cycles on its chain and two issue per cycle, so 8 chains are needed in
+ * flight. Even and odd K steps therefore go to separate sets of accumulators
+ * (12 chains on a full tile), summed once after the K loop.
+ *
+ * The body is specialised per number of live rows (1..6), as in the AVX2
+ * kernel. Opmasks handle narrow tiles in registers, so no tile goes through
+ * the scalar store: row-major rows are stored under a column mask, and
+ * transposed tiles (C^T: stored row j = tile column j, `rows` floats) are
+ * transposed in registers and stored under a row mask.
+ * Compiled for AVX-512 per function; callers reach it only through dispatch. */
+#include <immintrin.h>
+
+#include "gemm_internal.h"
+
+#define AXLE_AVX512 __attribute__((target("avx2,fma,avx512f,avx512vl,avx512dq")))
+#define AXLE_AVX512_INLINE \
+  __attribute__((target("avx2,fma,avx512f,avx512vl,avx512dq"), always_inline)) static inline
+
+enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
+
+typedef struct ep_regs_t {
+  __m512 lo, hi, alpha;
+  int leaky;
+} ep_regs_t;
+
+AXLE_AVX512_INLINE __m512 activate(__m512 v, const ep_regs_t* e) {
+  /* max(lo, v) / min(hi, v) return v when v is NaN (second operand). */
+  v = _mm512_min_ps(e->hi, _mm512_max_ps(e->lo, v));
+  /* Scaled where v < 0, as axle_f32_activate: -0 and NaN are left alone. */
+  if (e->leaky)
+    v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v,
+                           e->alpha);
+  return v;
+}
+
+/* Row `row` of a row-major tile, its first nr columns (mask m). */
+AXLE_AVX512_INLINE void store_row(float* cr, __m512 v, __mmask16 m, uint32_t flags,
+                                  const axle_f32_epilogue_t* ep, const ep_regs_t* e, size_t row,
+                                  size_t col0) {
+  if (flags & AXLE_F32_GEMM_ACCUMULATE) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, cr));
+  if (flags & AXLE_F32_GEMM_FINISH) {
+    if (ep->bias) v = _mm512_add_ps(v, _mm512_set1_ps(ep->bias[row]));
+    if (ep->residual)
+      v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, ep->residual + row * ep->ldr + col0));
+    v = activate(v, e);
+  }
+  _mm512_mask_storeu_ps(cr, m, v);
+}
+
+/* Stored row `col` of a transposed tile: its first `rows` floats (mask m).
+ * One activation serves both widths: v8 goes through it widened, and the
+ * undefined upper lanes are dropped again. */
+AXLE_AVX512_INLINE void store_col(float* cr, __m256 v8, __mmask8 m, uint32_t flags,
+                                  const axle_f32_epilogue_t* ep, const ep_regs_t* e, size_t row0,
+                                  size_t col) {
+  if (flags & AXLE_F32_GEMM_ACCUMULATE) v8 = _mm256_add_ps(v8, _mm256_maskz_loadu_ps(m, cr));
+  if (flags & AXLE_F32_GEMM_FINISH) {
+    if (ep->bias) v8 = _mm256_add_ps(v8, _mm256_set1_ps(ep->bias[col]));
+    if (ep->residual)
+      v8 = _mm256_add_ps(v8, _mm256_maskz_loadu_ps(m, ep->residual + col * ep->ldr + row0));
+    v8 = _mm512_castps512_ps256(activate(_mm512_castps256_ps512(v8), e));
+  }
+  _mm256_mask_storeu_ps(cr, m, v8);
+}
+
+/* The first nr columns of the tile r0..r5, transposed: column j (rows 0..5
+ * and two zeros) becomes 8 floats, of which `rows` are stored at c + j * ldc. */
+AXLE_AVX512_INLINE void store_t(float* c, size_t ldc, size_t rows, size_t nr, __m512 r0,
+                                __m512 r1, __m512 r2, __m512 r3, __m512 r4, __m512 r5,
+                                uint32_t flags, const axle_f32_epilogue_t* ep,
+                                const ep_regs_t* e, size_t row0, size_t col0) {
+  /* Within each 128-bit lane L, u[q] holds rows 0..3 of column 4L + q and
+   * u[4 + q] rows 4, 5 (then zeros) of the same column. */
+  const __m512 z = _mm512_setzero_ps();
+  const __m512 t0 = _mm512_unpacklo_ps(r0, r1), t1 = _mm512_unpackhi_ps(r0, r1);
+  const __m512 t2 = _mm512_unpacklo_ps(r2, r3), t3 = _mm512_unpackhi_ps(r2, r3);
+  const __m512 t4 = _mm512_unpacklo_ps(r4, r5), t5 = _mm512_unpackhi_ps(r4, r5);
+  const __m512 u[8] = {_mm512_shuffle_ps(t0, t2, 0x44), _mm512_shuffle_ps(t0, t2, 0xEE),
+                       _mm512_shuffle_ps(t1, t3, 0x44), _mm512_shuffle_ps(t1, t3, 0xEE),
+                       _mm512_shuffle_ps(t4, z, 0x44),  _mm512_shuffle_ps(t4, z, 0xEE),
+                       _mm512_shuffle_ps(t5, z, 0x44),  _mm512_shuffle_ps(t5, z, 0xEE)};
+  /* Interleave the lanes of u[q] and u[4 + q]: 256-bit half h of lo holds
+   * column 4h + q, of hi column 8 + 4h + q. */
+  const __m512i lo_idx = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const __m512i hi_idx =
+      _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  const __mmask8 m = (__mmask8)((1u << rows) - 1u);
+  for (size_t q = 0; q < 4; ++q) {
+    const __m512 lo = _mm512_permutex2var_ps(u[q], lo_idx, u[4 + q]);
+    const __m512 hi = _mm512_permutex2var_ps(u[q], hi_idx, u[4 + q]);
+    const __m256 col[4] = {_mm512_castps512_ps256(lo), _mm512_extractf32x8_ps(lo, 1),
+                           _mm512_castps512_ps256(hi), _mm512_extractf32x8_ps(hi, 1)};
+    for (size_t h = 0; h < 4; ++h) {
+      const size_t j = 4 * h + q;
+      if (j < nr) store_col(c + j * ldc, col[h], m, flags, ep, e, row0, col0 + j);
+    }
+  }
+}
+
+/* The tile for R live rows; R is a constant in every instantiation, so the
+ * unused accumulators and their FMAs vanish. */
+AXLE_AVX512_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
+                             const float* b, size_t ldb, float* c, size_t ldc, uint32_t flags,
+                             const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
+  const int transposed = (flags & AXLE_F32_GEMM_STORE_T) != 0;
+  if (!transposed) {
+    /* C is touched only after the K loop: start fetching its lines now so
+     * the stores (and the loads of ACCUMULATE) do not wait on L2/L3. */
+    for (size_t i = 0; i < R; ++i) {
+      _mm_prefetch((const char*)(c + i * ldc), _MM_HINT_T0);
+      _mm_prefetch((const char*)(c + i * ldc + nr - 1), _MM_HINT_T0);
+    }
+  }
+  __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps(), c2 = _mm512_setzero_ps();
+  __m512 c3 = _mm512_setzero_ps(), c4 = _mm512_setzero_ps(), c5 = _mm512_setzero_ps();
+  __m512 d0 = _mm512_setzero_ps(), d1 = _mm512_setzero_ps(), d2 = _mm512_setzero_ps();
+  __m512 d3 = _mm512_setzero_ps(), d4 = _mm512_setzero_ps(), d5 = _mm512_setzero_ps();
+  /* Next B panel into L2 at the pace this one is consumed (see the AVX2
+   * kernel: pre-packed weights streamed from memory). */
+  const size_t next_panel = ldb == NR ? kc * NR : NR;
+  size_t p = 0;
+#pragma GCC unroll 2
+  for (; p + 2 <= kc; p += 2) {
+    _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
+    _mm_prefetch((const char*)(b + ldb + next_panel), _MM_HINT_T1);
+    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + ldb);
+    const float* a1 = a + MR;
+    c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), b0, c0);
+    d0 = _mm512_fmadd_ps(_mm512_set1_ps(a1[0]), b1, d0);
+    if (R > 1) {
+      c1 = _mm512_fmadd_ps(_mm512_set1_ps(a[1]), b0, c1);
+      d1 = _mm512_fmadd_ps(_mm512_set1_ps(a1[1]), b1, d1);
+    }
+    if (R > 2) {
+      c2 = _mm512_fmadd_ps(_mm512_set1_ps(a[2]), b0, c2);
+      d2 = _mm512_fmadd_ps(_mm512_set1_ps(a1[2]), b1, d2);
+    }
+    if (R > 3) {
+      c3 = _mm512_fmadd_ps(_mm512_set1_ps(a[3]), b0, c3);
+      d3 = _mm512_fmadd_ps(_mm512_set1_ps(a1[3]), b1, d3);
+    }
+    if (R > 4) {
+      c4 = _mm512_fmadd_ps(_mm512_set1_ps(a[4]), b0, c4);
+      d4 = _mm512_fmadd_ps(_mm512_set1_ps(a1[4]), b1, d4);
+    }
+    if (R > 5) {
+      c5 = _mm512_fmadd_ps(_mm512_set1_ps(a[5]), b0, c5);
+      d5 = _mm512_fmadd_ps(_mm512_set1_ps(a1[5]), b1, d5);
+    }
+    a += 2 * MR;
+    b += 2 * ldb;
+  }
+  if (p < kc) {
+    const __m512 b0 = _mm512_loadu_ps(b);
+    c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), b0, c0);
+    if (R > 1) c1 = _mm512_fmadd_ps(_mm512_set1_ps(a[1]), b0, c1);
+    if (R > 2) c2 = _mm512_fmadd_ps(_mm512_set1_ps(a[2]), b0, c2);
+    if (R > 3) c3 = _mm512_fmadd_ps(_mm512_set1_ps(a[3]), b0, c3);
+    if (R > 4) c4 = _mm512_fmadd_ps(_mm512_set1_ps(a[4]), b0, c4);
+    if (R > 5) c5 = _mm512_fmadd_ps(_mm512_set1_ps(a[5]), b0, c5);
+  }
+  c0 = _mm512_add_ps(c0, d0);
+  c1 = _mm512_add_ps(c1, d1);
+  c2 = _mm512_add_ps(c2, d2);
+  c3 = _mm512_add_ps(c3, d3);
+  c4 = _mm512_add_ps(c4, d4);
+  c5 = _mm512_add_ps(c5, d5);
+
+  axle_f32_epilogue_t none;
+  if (!ep) {
+    axle_f32_epilogue_init(&none);
+    ep = &none;
+  }
+  const ep_regs_t e = {_mm512_set1_ps(ep->min), _mm512_set1_ps(ep->max),
+                       _mm512_set1_ps(ep->leaky_alpha), ep->leaky};
+  if (transposed) {
+    store_t(c, ldc, R, nr, c0, c1, c2, c3, c4, c5, flags, ep, &e, row0, col0);
+    return;
+  }
+  const __mmask16 m = (__mmask16)((1u << nr) - 1u);
+  store_row(c, c0, m, flags, ep, &e, row0, col0);
+  if (R > 1) store_row(c + ldc, c1, m, flags, ep, &e, row0 + 1, col0);
+  if (R > 2) store_row(c + 2 * ldc, c2, m, flags, ep, &e, row0 + 2, col0);
+  if (R > 3) store_row(c + 3 * ldc, c3, m, flags, ep, &e, row0 + 3, col0);
+  if (R > 4) store_row(c + 4 * ldc, c4, m, flags, ep, &e, row0 + 4, col0);
+  if (R > 5) store_row(c + 5 * ldc, c5, m, flags, ep, &e, row0 + 5, col0);
+}
+
+AXLE_AVX512 void axle_f32_gemm_6x16__avx512(size_t mr, size_t nr, size_t kc, const float* a,
+                                            const float* b, size_t ldb, float* c, size_t ldc,
+                                            uint32_t flags, const axle_f32_epilogue_t* ep,
+                                            size_t row0, size_t col0) {
+  switch (mr) {
+    case 1: tile(1, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0); break;
+    case 2: tile(2, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0); break;
+    case 3: tile(3, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0); break;
+    case 4: tile(4, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0); break;
+    case 5: tile(5, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0); break;
+    default: tile(6, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0); break;
+  }
+}
