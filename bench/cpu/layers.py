@@ -22,6 +22,10 @@ def conv_info(model):
     for vi in list(m.graph.value_info) + list(m.graph.input) + list(m.graph.output):
         shapes[vi.name] = [d.dim_value for d in vi.type.tensor_type.shape.dim]
     inits = {i.name: list(i.dims) for i in m.graph.initializer}
+    # In a QDQ model the weights reach Conv/Gemm through DequantizeLinear.
+    for n in m.graph.node:
+        if n.op_type == "DequantizeLinear" and n.input[0] in inits:
+            inits[n.output[0]] = inits[n.input[0]]
     info = {}
     for n in m.graph.node:
         if n.op_type == "Conv":
