@@ -173,6 +173,12 @@ typedef void (*axle_dequantize_fn)(const void* x, float scale, int32_t zp, float
   void axle_##q##_dequantize_f32_scalar(const void* x, float scale, int32_t zp, float* y,    \
                                         size_t n);
 AXLE_QUANT_TYPES(AXLE_DECLARE_QDQ_)
+/* The 8-bit quantizers with AVX2 (same bits as _scalar), and entry points
+ * that dispatch on axle_kernels_isa(). */
+void axle_f32_quantize_u8__avx2(const float* x, float scale, int32_t zp, void* y, size_t n);
+void axle_f32_quantize_i8__avx2(const float* x, float scale, int32_t zp, void* y, size_t n);
+void axle_f32_quantize_u8(const float* x, float scale, int32_t zp, void* y, size_t n);
+void axle_f32_quantize_i8(const float* x, float scale, int32_t zp, void* y, size_t n);
 /* int32 is dequantize-only (ONNX: accumulator outputs). */
 void axle_i32_dequantize_f32_scalar(const void* x, float scale, int32_t zp, float* y, size_t n);
 

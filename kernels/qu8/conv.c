@@ -215,7 +215,7 @@ typedef struct dw_run_t {
   uint8_t* y;
   unsigned char* scratch;
   size_t planes, planes_per_task;
-  int avx2;
+  axle_qu8_dwconv_plane_fn plane_fn;
 } dw_run_t;
 
 static void dw_task(void* arg, size_t task, uint32_t thread) {
@@ -239,12 +239,7 @@ static void dw_task(void* arg, size_t task, uint32_t thread) {
     const int32_t term = ((const int32_t*)gp)[j];
     const uint8_t* xp = r->x + (image * (size_t)p->in_channels + ic) * in_vol;
     uint8_t* yp = r->y + plane * out_vol;
-    if (r->avx2)
-      axle_qu8_dwconv_plane_3x3__avx2(p, xp, plan->x_zero_point, w, term, r->rq->scale[oc], r->rq,
-                                      yp, tmp);
-    else
-      axle_qu8_dwconv_plane__scalar(p, xp, plan->x_zero_point, w, term, r->rq->scale[oc], r->rq, yp,
-                                    tmp);
+    r->plane_fn(p, xp, plan->x_zero_point, w, term, r->rq->scale[oc], r->rq, yp, tmp);
     if (++oc == channels) {
       oc = 0;
       ++image;
@@ -266,6 +261,7 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
   const int avx2 = axle_kernels_isa() >= AXLE_ISA_AVX2_FMA;
   if (plan->n == 0 || plan->m == 0 || p->batch == 0) return;
   if (plan->algo == AXLE_QU8_CONV_DEPTHWISE) {
+    const int simd = avx2 && axle_qu8_dwconv_3x3__avx2_supports(p);
     dw_run_t r = {plan,
                   x,
                   packed,
@@ -274,7 +270,9 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
                   scratch,
                   (size_t)(p->batch * p->out_channels),
                   1,
-                  avx2 && axle_qu8_dwconv_3x3__avx2_supports(p)};
+                  !simd ? axle_qu8_dwconv_plane__scalar
+                  : axle_kernels_isa() >= AXLE_ISA_AVX512 ? axle_qu8_dwconv_plane_3x3__avx512
+                                                          : axle_qu8_dwconv_plane_3x3__avx2};
     /* About 8 tasks per thread: planes differ little in cost, and fewer
      * tasks would leave a thread idle when the other is preempted. */
     const size_t tasks = threads > 1 ? (size_t)threads * 8 : 1;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "axle_kernels.h"
 #include "axle_kernels_elementwise.h"
 #include "cpu_op_harness.h"
 
@@ -362,8 +363,65 @@ static void test_dequantize(void) {
   CU_ASSERT(y[0] == -2147483653.0f && y[1] == 95.0f);
 }
 
+/* One input of the vector-vs-scalar comparison: random values over and
+ * past the 8-bit range, exact ties k + 0.5 of both parities (multiples of a
+ * power-of-two scale are exact), huge, tiny and subnormal values, -0, NaN
+ * and infinities. */
+static float qx_value(unsigned* seed, float scale) {
+  *seed = *seed * 1664525u + 1013904223u;
+  const unsigned r = *seed >> 8;
+  const int k = (int)(r % 601) - 300;
+  switch (r % 11) {
+    case 0: return ((float)k + 0.5f) * scale;
+    case 1: return (float)k * scale;
+    case 2: return r & 1 ? 1e30f : -1e30f;
+    case 3: return r & 1 ? 1e-30f : -FLT_TRUE_MIN;
+    case 4: return r & 1 ? -0.0f : NAN;
+    case 5: return r & 1 ? INFINITY : -INFINITY;
+    default: return (float)((int)(r % 200001) - 100000) / 100000.0f * 300.0f * scale;
+  }
+}
+
+/* The AVX2 quantizers and the dispatching ones give the scalar bytes for
+ * every length 0..70 (every tail) and stop at n (a canary follows). */
+static void test_quantize_avx2_matches_scalar(void) {
+  static const float scales[] = {1.0f, 0.5f, 0.0078125f, 0.0171f, 3.0f, 1e-20f};
+  static const int32_t zps[][2] = {{0, 0}, {128, -128}, {255, 127}, {37, -5}};
+  const int avx2 = axle_kernels_isa() >= AXLE_ISA_AVX2_FMA;
+  unsigned seed = 20261125u;
+  int ok = 1;
+  for (size_t si = 0; si < sizeof scales / sizeof scales[0]; ++si)
+    for (size_t zi = 0; zi < sizeof zps / sizeof zps[0]; ++zi)
+      for (size_t n = 0; n <= 70; ++n) {
+        float x[70];
+        for (size_t i = 0; i < n; ++i) x[i] = qx_value(&seed, scales[si]);
+        for (int sign = 0; sign < 2; ++sign) {
+          const int32_t zp = zps[zi][sign];
+          void (*const scalar)(const float*, float, int32_t, void*, size_t) =
+              sign ? axle_f32_quantize_i8_scalar : axle_f32_quantize_u8_scalar;
+          void (*const fast[2])(const float*, float, int32_t, void*, size_t) = {
+              sign ? axle_f32_quantize_i8__avx2 : axle_f32_quantize_u8__avx2,
+              sign ? axle_f32_quantize_i8 : axle_f32_quantize_u8};
+          uint8_t want[80], got[80];
+          memset(want, 0x5A, sizeof want);
+          scalar(x, scales[si], zp, want, n);
+          for (int f = avx2 ? 0 : 1; f < 2; ++f) {
+            memset(got, 0x5A, sizeof got);
+            fast[f](x, scales[si], zp, got, n);
+            if (memcmp(got, want, sizeof want) != 0) {
+              fprintf(stderr, "\nquantize %s (%s): scale %g zp %d n %zu differs\n",
+                      sign ? "i8" : "u8", f ? "dispatch" : "avx2", scales[si], zp, n);
+              ok = 0;
+            }
+          }
+        }
+      }
+  CU_ASSERT(ok);
+}
+
 static const hx_case_t quant_cases[] = {
     {"quantize: ties to even, saturation, NaN", test_quantize_ties_and_saturation},
+    {"quantize: avx2 and dispatch = scalar, every tail", test_quantize_avx2_matches_scalar},
     {"16-bit quantize/dequantize", test_quantize_16bit},
     {"dequantize", test_dequantize},
     {NULL, NULL}};

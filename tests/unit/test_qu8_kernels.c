@@ -593,6 +593,90 @@ static void test_ukernel_c4_by_hand(void) {
   CU_ASSERT_EQUAL(y[1], 133);
 }
 
+/* ---- depthwise plane kernels ------------------------------------------- */
+
+/* One plane of every 3x3 depthwise variant against the scalar one, bit for
+ * bit, with a canary after the plane (tail stores must stop at its end).
+ * The input is allocated to its exact size, so the sanitizer build sees a
+ * read past it. */
+static void qt_dw_plane(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int64_t pad_end,
+                        int fill) {
+  axle_f32_conv_params_t p;
+  memset(&p, 0, sizeof p);
+  p.batch = 1;
+  p.groups = p.in_channels = p.out_channels = 1;
+  const int64_t in[3] = {1, ih, iw}, kernel[3] = {1, 3, 3};
+  for (int d = 0; d < 3; ++d) {
+    p.in[d] = in[d];
+    p.kernel[d] = kernel[d];
+    p.stride[d] = d ? stride : 1;
+    p.dilation[d] = 1;
+    p.pad[d] = d ? pad : 0;
+    p.out[d] = (in[d] + (d ? pad + pad_end : 0) - kernel[d]) / p.stride[d] + 1;
+  }
+  if (p.out[1] < 1 || p.out[2] < 1) return;
+  const size_t n_in = (size_t)(ih * iw), n_out = (size_t)(p.out[1] * p.out[2]);
+  const int32_t zp = fill == QT_RANDOM ? qt_int(0, 255) : fill == QT_X_MIN_W_MAX ? 255 : 0;
+  uint8_t* x = malloc(n_in);
+  for (size_t i = 0; i < n_in; ++i)
+    x[i] = (uint8_t)(fill == QT_RANDOM ? qt_int(0, 255) : fill == QT_X_MIN_W_MAX ? 0 : 255);
+  int16_t w[10] = {0};
+  int64_t sum = 0;
+  for (int t = 0; t < 9; ++t) {
+    w[t] = (int16_t)(fill == QT_RANDOM        ? qt_int(-128, 127)
+                     : fill == QT_X_MAX_W_MIN ? -128
+                                              : 127);
+    sum += w[t];
+  }
+  const int32_t term = (fill == QT_RANDOM ? qt_int(-20000, 20000) : 0) - zp * (int32_t)sum;
+  const float scale = fill == QT_RANDOM ? 1.0f / (float)qt_int(20, 400)
+                                        : 100.0f / (9.0f * 255.0f * 128.0f);
+  const float scales[1] = {scale};
+  const axle_qu8_requant_t rq = {scales, fill == QT_RANDOM ? qt_int(0, 255) : 128,
+                                 (uint8_t)(fill == QT_RANDOM ? qt_int(0, 20) : 0),
+                                 (uint8_t)(fill == QT_RANDOM ? qt_int(235, 255) : 255)};
+  void* tmp = qt_alloc(axle_qu8_dwconv_tmp_size(&p));
+  uint8_t* want = qt_alloc(n_out + 64);
+  uint8_t* got = qt_alloc(n_out + 64);
+  axle_qu8_dwconv_plane__scalar(&p, x, zp, w, term, scale, &rq, want, tmp);
+  static const axle_qu8_dwconv_plane_fn variants[] = {axle_qu8_dwconv_plane_3x3__avx2,
+                                                      axle_qu8_dwconv_plane_3x3__avx512};
+  for (int v = 0; v < 2; ++v) {
+    if (!(v ? qt_avx512() : qt_avx2())) continue;
+    memset(got, 0xA5, n_out + 64);
+    variants[v](&p, x, zp, w, term, scale, &rq, got, tmp);
+    char what[160];
+    snprintf(what, sizeof what, "dwconv 3x3 %s, %lldx%lld stride %lld pad %lld/%lld fill %d",
+             v ? "avx512" : "avx2", (long long)ih, (long long)iw, (long long)stride,
+             (long long)pad, (long long)pad_end, fill);
+    if (qt_same(what, got, want, n_out + 64) == 0) break;
+  }
+  free(x);
+  free(tmp);
+  free(want);
+  free(got);
+}
+
+static void test_dwconv_plane_variants(void) {
+  if (!qt_avx2()) {
+    CU_PASS("no AVX2 on this machine: no 3x3 depthwise variant to compare");
+    return;
+  }
+  static const int64_t pads[][2] = {{1, 1}, {0, 0}, {0, 1}, {2, 2}};
+  for (int64_t ih = 1; ih <= 20; ++ih)
+    for (int64_t iw = 1; iw <= 20; ++iw)
+      for (int64_t stride = 1; stride <= 2; ++stride)
+        for (int pi = 0; pi < 4; ++pi) {
+          qt_dw_plane(ih, iw, stride, pads[pi][0], pads[pi][1], QT_RANDOM);
+          if (pi == 0)
+            for (int fill = QT_X_MAX_W_MIN; fill <= QT_X_MAX_W_MAX; ++fill)
+              qt_dw_plane(ih, iw, stride, 1, 1, fill);
+        }
+  /* Planes as wide as MobileNetV2's, whose groups run across many loads. */
+  qt_dw_plane(56, 56, 1, 1, 1, QT_RANDOM);
+  qt_dw_plane(57, 113, 2, 0, 1, QT_RANDOM);
+}
+
 /* ---- addition ------------------------------------------------------------ */
 
 /* DequantizeLinear, Add, QuantizeLinear as three float32 steps; volatile
@@ -688,6 +772,7 @@ int main(void) {
       {"micro-kernel 6x16 avx2 = scalar", test_ukernel_variants},
       {"micro-kernel 12x16c4, by hand", test_ukernel_c4_by_hand},
       {"micro-kernel 12x16c4 avx512 = scalar", test_ukernel_c4_variants},
+      {"depthwise 3x3 planes, avx2 and avx512 = scalar", test_dwconv_plane_variants},
       {"add, every variant", test_add},
       {"add, half-even", test_add_ties_round_to_even},
   };
