@@ -110,6 +110,14 @@ static void bind_operands(const axle_f32_conv_plan_t* plan, axle_f32_gemm_t* g,
 
 /* ---- depthwise ---------------------------------------------------------- */
 
+static axle_f32_dwconv_plane_fn dw_plane_kernel(const axle_f32_conv_params_t* p) {
+  const axle_isa_t isa = axle_kernels_isa();
+  if (isa < AXLE_ISA_AVX2_FMA || !axle_f32_dwconv_3x3__avx2_fma_supports(p))
+    return axle_f32_dwconv_plane__scalar;
+  if (isa >= AXLE_ISA_AVX512) return axle_f32_dwconv_plane_3x3__avx512;
+  return axle_f32_dwconv_plane_3x3__avx2_fma;
+}
+
 typedef struct dw_run_t {
   const axle_f32_conv_plan_t* plan;
   const float* x;
@@ -117,7 +125,7 @@ typedef struct dw_run_t {
   const axle_f32_epilogue_t* ep;
   float* y;
   size_t planes, planes_per_task;
-  int avx2;
+  axle_f32_dwconv_plane_fn plane_fn;
 } dw_run_t;
 
 static void dw_task(void* arg, size_t task, uint32_t thread) {
@@ -134,12 +142,7 @@ static void dw_task(void* arg, size_t task, uint32_t thread) {
     const float* xp = r->x + (n * (size_t)p->in_channels + ic) * in_vol;
     const float* res = r->ep->residual ? r->ep->residual + plane * out_vol : NULL;
     const float b = r->ep->bias ? r->ep->bias[oc] : 0.0f;
-    if (r->avx2)
-      axle_f32_dwconv_plane_3x3__avx2_fma(p, xp, r->w + oc * ksize, b, res, r->ep,
-                                          r->y + plane * out_vol);
-    else
-      axle_f32_dwconv_plane__scalar(p, xp, r->w + oc * ksize, b, res, r->ep,
-                                    r->y + plane * out_vol);
+    r->plane_fn(p, xp, r->w + oc * ksize, b, res, r->ep, r->y + plane * out_vol);
   }
 }
 
@@ -169,14 +172,13 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
   }
   if (plan->algo == AXLE_F32_CONV_DEPTHWISE) {
     const uint32_t threads = axle_parallel_threads(par);
-    dw_run_t r = {plan, x, packed, ep, y, 0, 1, 0};
+    dw_run_t r = {plan, x, packed, ep, y, 0, 1, dw_plane_kernel(p)};
     r.planes = (size_t)(p->batch * p->out_channels);
     /* About 8 tasks per thread: planes differ little in cost, and fewer
      * tasks would leave a thread idle when the other is preempted. */
     const size_t tasks = threads > 1 ? (size_t)threads * 8 : 1;
     r.planes_per_task = (r.planes + tasks - 1) / tasks;
     if (r.planes_per_task == 0) r.planes_per_task = 1;
-    r.avx2 = axle_kernels_isa() >= AXLE_ISA_AVX2_FMA && axle_f32_dwconv_3x3__avx2_fma_supports(p);
     axle_parallel_run(par, (r.planes + r.planes_per_task - 1) / r.planes_per_task, dw_task, &r);
     return;
   }

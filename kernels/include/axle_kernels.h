@@ -305,9 +305,13 @@ void axle_f32_im2col_block(const axle_f32_conv_params_t* p, const float* x_group
 
 /* One output plane of a depthwise convolution with its epilogue: x_plane
  * is the input channel's plane, w its kernel, bias/residual this output
- * channel's (residual plane may be NULL). The AVX2 variant takes 2-D 3x3
- * kernels, dilation 1, stride 1 or 2, and reads the plane in place (it
- * needs no scratch). */
+ * channel's (residual plane may be NULL). The AVX2 and AVX-512 variants
+ * take the same planes (2-D 3x3 kernels, dilation 1, stride 1 or 2: the
+ * _supports test) and read them in place (they need no scratch). */
+typedef void (*axle_f32_dwconv_plane_fn)(const axle_f32_conv_params_t* p,
+                                         const float* x_plane, const float* w, float bias,
+                                         const float* residual,
+                                         const axle_f32_epilogue_t* ep, float* y_plane);
 int axle_f32_dwconv_3x3__avx2_fma_supports(const axle_f32_conv_params_t* p);
 void axle_f32_dwconv_plane__scalar(const axle_f32_conv_params_t* p, const float* x_plane,
                                    const float* w, float bias, const float* residual,
@@ -316,6 +320,9 @@ void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t* p,
                                          const float* x_plane, const float* w, float bias,
                                          const float* residual, const axle_f32_epilogue_t* ep,
                                          float* y_plane);
+void axle_f32_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t* p, const float* x_plane,
+                                       const float* w, float bias, const float* residual,
+                                       const axle_f32_epilogue_t* ep, float* y_plane);
 
 /* ---------------------------------------------------------------------- */
 /* Pooling                                                                 */

@@ -628,37 +628,89 @@ static void conv_isa_run(void) {
 }
 static void test_conv_isas(void) { below_best_isa(conv_isa_run); }
 
-static void test_dwconv_variants(void) {
-  /* The AVX2 plane kernel against the scalar one on the planes it takes. */
-  if (!have_avx2()) {
-    CU_PASS("no AVX2 on this machine");
-    return;
+typedef struct dw_variant_t {
+  const char* what;
+  axle_f32_dwconv_plane_fn fn;
+  int (*available)(void);
+} dw_variant_t;
+
+static const dw_variant_t k_dw_variants[] = {
+    {"dwconv 3x3 avx2 vs scalar", axle_f32_dwconv_plane_3x3__avx2_fma, have_avx2},
+    {"dwconv 3x3 avx512 vs scalar", axle_f32_dwconv_plane_3x3__avx512, have_avx512},
+};
+
+/* One plane through v against the scalar kernel, every epilogue; nan: one
+ * input is NaN, which must reach exactly the outputs whose window holds it
+ * (a masked-off lane must not pick it up, the clamp must not swallow it). */
+static void dw_check(const dw_variant_t* v, const axle_f32_conv_params_t* p, int nan) {
+  const size_t in_vol = (size_t)(p->in[1] * p->in[2]), out_vol = (size_t)(p->out[1] * p->out[2]);
+  for (size_t e = 0; e < 5; ++e) {
+    float* x = kt_array(in_vol);
+    if (nan) x[in_vol * 2 / 3] = NAN;
+    float* w = kt_array(9);
+    float* res = kt_array(out_vol);
+    /* + 16: a masked tail (up to 16 lanes) must not write past the plane. */
+    float* y0 = kt_array(out_vol + 16);
+    float* y1 = kt_array(out_vol + 16);
+    memcpy(y1, y0, (out_vol + 16) * sizeof(float));
+    axle_f32_epilogue_t ep;
+    make_ep(&k_eps[e], NULL, NULL, 0, &ep);
+    const float* r = k_eps[e].residual ? res : NULL;
+    axle_f32_dwconv_plane__scalar(p, x, w, 0.25f, r, &ep, y0);
+    v->fn(p, x, w, 0.25f, r, &ep, y1);
+    if (!kt_close(v->what, y1, y0, out_vol + 16, 1e-6, 1e-6))
+      fprintf(stderr, "plane %lldx%lld stride %lld pad %lld,%lld out %lldx%lld ep %zu nan %d\n",
+              (long long)p->in[1], (long long)p->in[2], (long long)p->stride[2],
+              (long long)p->pad[1], (long long)p->pad[2], (long long)p->out[1],
+              (long long)p->out[2], e, nan);
+    free(x);
+    free(w);
+    free(res);
+    free(y0);
+    free(y1);
   }
-  for (size_t i = 0; i < sizeof k_convs / sizeof k_convs[0]; ++i) {
-    axle_f32_conv_params_t p;
-    conv_fill(&k_convs[i], &p);
-    if (!axle_f32_dwconv_3x3__avx2_fma_supports(&p)) continue;
-    for (size_t e = 0; e < 5; ++e) {
-      const size_t in_vol = (size_t)(p.in[1] * p.in[2]), out_vol = (size_t)(p.out[1] * p.out[2]);
-      float* x = kt_array(in_vol);
-      float* w = kt_array(9);
-      float* res = kt_array(out_vol);
-      float* y0 = kt_array(out_vol + 8);
-      float* y1 = kt_array(out_vol + 8);
-      memcpy(y1, y0, (out_vol + 8) * sizeof(float));
-      axle_f32_epilogue_t ep;
-      make_ep(&k_eps[e], NULL, NULL, 0, &ep);
-      const float* r = k_eps[e].residual ? res : NULL;
-      axle_f32_dwconv_plane__scalar(&p, x, w, 0.25f, r, &ep, y0);
-      axle_f32_dwconv_plane_3x3__avx2_fma(&p, x, w, 0.25f, r, &ep, y1);
-      /* out_vol + 8: the masked tail must not write past the plane. */
-      kt_close("dwconv 3x3 avx2 vs scalar", y1, y0, out_vol + 8, 1e-6, 1e-6);
-      free(x);
-      free(w);
-      free(res);
-      free(y0);
-      free(y1);
+}
+
+static void test_dwconv_variants(void) {
+  /* The vector plane kernels against the scalar one on the conv shapes. */
+  for (size_t vi = 0; vi < sizeof k_dw_variants / sizeof k_dw_variants[0]; ++vi) {
+    if (!k_dw_variants[vi].available()) {
+      CU_PASS("variant not available on this machine");
+      continue;
     }
+    for (size_t i = 0; i < sizeof k_convs / sizeof k_convs[0]; ++i) {
+      axle_f32_conv_params_t p;
+      conv_fill(&k_convs[i], &p);
+      if (axle_f32_dwconv_3x3__avx2_fma_supports(&p)) dw_check(&k_dw_variants[vi], &p, 0);
+    }
+  }
+}
+
+static void test_dwconv_planes(void) {
+  /* Every plane from 1x1 to 20x20 and the widths around two 16-lane
+   * vectors, stride 1 and 2; padding 1 on both sides (the flat stride-1
+   * walk, also as 2 + 0 and 0 + 2), none, uneven and wider than the
+   * kernel (row by row); with and without a NaN in the input. */
+  static const int64_t widths[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+                                   13, 14, 15, 16, 17, 18, 19, 20, 31, 32, 33};
+  static const int64_t pads[][2] = {{1, 1}, {2, 0}, {0, 2}, {0, 0}, {1, 0}, {2, 2}};
+  for (size_t vi = 0; vi < sizeof k_dw_variants / sizeof k_dw_variants[0]; ++vi) {
+    if (!k_dw_variants[vi].available()) {
+      CU_PASS("variant not available on this machine");
+      continue;
+    }
+    for (int64_t s = 1; s <= 2; ++s)
+      for (size_t pi = 0; pi < sizeof pads / sizeof pads[0]; ++pi)
+        for (int64_t h = 1; h <= 20; ++h)
+          for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi) {
+            const int64_t pb = pads[pi][0], pe = pads[pi][1], w = widths[wi];
+            if (h + pb + pe < 3 || w + pb + pe < 3) continue;
+            const conv_shape_t shape = {1,         1,         1,   1,           {1, h, w},
+                                        {1, 3, 3}, {1, s, s}, {0}, {0, pb, pb}, {0, pe, pe}};
+            axle_f32_conv_params_t p;
+            conv_fill(&shape, &p);
+            for (int nan = 0; nan <= 1; ++nan) dw_check(&k_dw_variants[vi], &p, nan);
+          }
   }
 }
 
@@ -768,7 +820,8 @@ int main(void) {
       {"prepared conv, serial", test_conv_serial},
       {"prepared conv, threads", test_conv_threads},
       {"prepared conv, lower ISAs", test_conv_isas},
-      {"depthwise 3x3 avx2 = scalar", test_dwconv_variants},
+      {"depthwise 3x3 avx2/avx512 = scalar", test_dwconv_variants},
+      {"depthwise 3x3 avx2/avx512 = scalar, planes 1..20 x 1..33", test_dwconv_planes},
       {"im2col blocks", test_im2col_block},
   };
   static const kt_entry_t pool[] = {
