@@ -6,15 +6,20 @@
  *         for each MR row panel    micro-kernel into C
  *
  * kc is chosen so that one B panel plus one A panel fit L1 (Zen 3: 32 KiB)
- * and mc so that the A block fits L2 (512 KiB). Work is split over column
- * chunks and/or row chunks (see plan_gemm). An operand that several tasks
- * would each have to pack (A across column chunks, B across row chunks) is
- * packed once instead, up front and in parallel, into shared scratch: an
- * im2col-generated B costs far more to produce than to read. With few
- * rows of A, B is not packed at all but read in place (b_direct). */
+ * and mc so that the A block fits L2 (512 KiB). With AVX-512 the NR loop
+ * steps over pairs of panels (a 6 x 32 tile: each broadcast of A feeds two
+ * FMAs), 32 + 6 KiB at the largest kc, which Sapphire Rapids' 48 KiB L1
+ * holds; kc is not cut for it, since pre-packed weights are blocked by kc.
+ * Work is split over column chunks and/or row chunks (see plan_gemm). An
+ * operand that several tasks would each have to pack (A across column
+ * chunks, B across row chunks) is packed once instead, up front and in
+ * parallel, into shared scratch: an im2col-generated B costs far more to
+ * produce than to read. With few rows of A, B is not packed at all but read
+ * in place (b_direct). */
 #include <string.h>
 
 #include "axle_kernels.h"
+#include "gemm_avx512.h"
 
 enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
 
@@ -183,6 +188,9 @@ typedef struct gemm_run_t {
   const gemm_plan_t* pl;
   const axle_f32_epilogue_t* ep;
   axle_f32_gemm_ukernel_fn ukernel;
+  /* Two adjacent B panels per call where the ISA has a wide tile (the
+   * narrow one is load-bound there), or NULL. */
+  axle_f32_gemm_wide_ukernel_fn wide;
   float* shared_a; /* A packed by the pre-pass, or NULL */
   float* shared_b; /* B packed by the pre-pass, or NULL */
   float* workers;  /* worker_floats per worker */
@@ -291,9 +299,12 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
       bp = bbuf;
     }
     /* In place, full panels are read where they are; a partial last one is
-     * packed, since the micro-kernel reads all NR columns of every row. */
+     * packed, since the micro-kernel reads all NR columns of every row,
+     * unless it is the second panel of a wide tile (read under a mask). */
     const size_t tail = (n1 - n0) % NR;
-    if (b_src && tail) axle_f32_gemm_pack_b(kc, tail, b_src + (n1 - n0 - tail), b_rs, 1, bbuf);
+    const int tail_wide = r->wide && div_up(n1 - n0, NR) % 2 == 0;
+    if (b_src && tail && !tail_wide)
+      axle_f32_gemm_pack_b(kc, tail, b_src + (n1 - n0 - tail), b_rs, 1, bbuf);
     b_stride = kc * NR;
     for (size_t i0 = m0; i0 < m1; i0 += pl->mc) {
       const size_t mc = m1 - i0 < pl->mc ? m1 - i0 : pl->mc;
@@ -306,21 +317,29 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
         ap = abuf;
       }
       a_stride = kc * MR;
-      for (size_t j = n0; j < n1; j += NR) {
-        const size_t nr = n1 - j < NR ? n1 - j : NR;
+      for (size_t j = n0; j < n1;) {
+        const size_t left = n1 - j;
+        const size_t width = r->wide && left > NR ? 2 * NR : NR;
+        const size_t nr = left < width ? left : width;
         const float* bq;
         size_t ldb = NR;
         if (b_src) {
-          bq = nr == NR ? b_src + (j - n0) : bbuf;
-          if (nr == NR) ldb = b_rs;
+          bq = nr >= NR ? b_src + (j - n0) : bbuf;
+          if (nr >= NR) ldb = b_rs;
         } else {
           bq = bp + (j - n0) / NR * b_stride;
         }
+        const size_t b_next = b_src ? NR : b_stride;
         for (size_t i = i0; i < i0 + mc; i += MR) {
           const size_t mr = i0 + mc - i < MR ? i0 + mc - i : MR;
-          r->ukernel(mr, nr, kc, ap + (i - i0) / MR * a_stride, bq, ldb,
-                     g->c + i * c_rs + j * c_cs, g->ldc, flags, r->ep, i, j);
+          const float* aq = ap + (i - i0) / MR * a_stride;
+          float* cq = g->c + i * c_rs + j * c_cs;
+          if (nr > NR)
+            r->wide(mr, nr, kc, aq, bq, ldb, b_next, cq, g->ldc, flags, r->ep, i, j);
+          else
+            r->ukernel(mr, nr, kc, aq, bq, ldb, cq, g->ldc, flags, r->ep, i, j);
         }
+        j += nr;
       }
     }
     p0 += kc;
@@ -341,6 +360,7 @@ void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_
                   &pl,
                   g->ep ? g->ep : &none,
                   axle_f32_gemm_ukernel(),
+                  axle_kernels_isa() >= AXLE_ISA_AVX512 ? axle_f32_gemm_6x32__avx512 : NULL,
                   pl.prepack_a ? shared : NULL,
                   pl.prepack_b ? shared + pl.shared_a : NULL,
                   shared + pl.shared_a + pl.shared_b};

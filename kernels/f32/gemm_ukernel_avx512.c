@@ -1,6 +1,8 @@
-/* The AVX-512 GEMM micro-kernel: the same 6 x 16 tile as the AVX2 one, one
- * zmm per row. One B vector per K step and one embedded-broadcast FMA per
- * row ({1to16} straight from the packed A panel, no broadcast uop).
+/* The AVX-512 GEMM micro-kernels: the same 6 x 16 tile as the AVX2 one, one
+ * zmm per row, and a 6 x 32 tile over two adjacent B panels (tile_wide) that
+ * the driver prefers where it has two panels left. In the 6 x 16 tile, one
+ * B vector per K step and one embedded-broadcast FMA per row ({1to16}
+ * straight from the packed A panel, no broadcast uop).
  *
  * Six accumulators alone would leave the FMA units idle: an FMA waits 4
  * cycles on its chain and two issue per cycle, so 8 chains are needed in
@@ -15,6 +17,7 @@
  * Compiled for AVX-512 per function; callers reach it only through dispatch. */
 #include <immintrin.h>
 
+#include "gemm_avx512.h"
 #include "gemm_internal.h"
 
 #define AXLE_AVX512 __attribute__((target("avx2,fma,avx512f,avx512vl,avx512dq")))
@@ -189,6 +192,85 @@ AXLE_AVX512_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* 
   if (R > 3) store_row(c + 3 * ldc, c3, m, flags, ep, &e, row0 + 3, col0);
   if (R > 4) store_row(c + 4 * ldc, c4, m, flags, ep, &e, row0 + 4, col0);
   if (R > 5) store_row(c + 5 * ldc, c5, m, flags, ep, &e, row0 + 5, col0);
+}
+
+/* R live rows over two B panels: 12 accumulators on a full tile are already
+ * enough independent FMA chains, so K needs no even/odd split, and each
+ * broadcast of A now feeds two FMAs (8 loads per 12 FMAs instead of 7 per
+ * 6), which is what lifts the tile off the load ports. nr is NR + 1..2 NR. */
+AXLE_AVX512_INLINE void tile_wide(const size_t R, size_t nr, size_t kc, const float* a,
+                                  const float* b, size_t ldb, size_t b_next, float* c,
+                                  size_t ldc, uint32_t flags, const axle_f32_epilogue_t* ep,
+                                  size_t row0, size_t col0) {
+  const int transposed = (flags & AXLE_F32_GEMM_STORE_T) != 0;
+  if (!transposed) {
+    for (size_t i = 0; i < R; ++i) {
+      _mm_prefetch((const char*)(c + i * ldc), _MM_HINT_T0);
+      _mm_prefetch((const char*)(c + i * ldc + NR), _MM_HINT_T0);
+      _mm_prefetch((const char*)(c + i * ldc + nr - 1), _MM_HINT_T0);
+    }
+  }
+  /* Masked loads never fault on the lanes left out. */
+  const __mmask16 m1 = (__mmask16)((1u << (nr - NR)) - 1u);
+  __m512 x[MR], y[MR];
+#pragma GCC unroll 6
+  for (size_t i = 0; i < MR; ++i) x[i] = y[i] = _mm512_setzero_ps();
+  const float* b1 = b + b_next;
+  /* Next pair of panels (2 b_next further on) into L2, as in tile(). */
+  const size_t next = 2 * b_next;
+#pragma GCC unroll 2
+  for (size_t p = 0; p < kc; ++p) {
+    _mm_prefetch((const char*)(b + next), _MM_HINT_T1);
+    _mm_prefetch((const char*)(b1 + next), _MM_HINT_T1);
+    const __m512 v0 = _mm512_loadu_ps(b), v1 = _mm512_maskz_loadu_ps(m1, b1);
+#pragma GCC unroll 6
+    for (size_t i = 0; i < R; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      x[i] = _mm512_fmadd_ps(ai, v0, x[i]);
+      y[i] = _mm512_fmadd_ps(ai, v1, y[i]);
+    }
+    a += MR;
+    b += ldb;
+    b1 += ldb;
+  }
+
+  axle_f32_epilogue_t none;
+  if (!ep) {
+    axle_f32_epilogue_init(&none);
+    ep = &none;
+  }
+  const ep_regs_t e = {_mm512_set1_ps(ep->min), _mm512_set1_ps(ep->max),
+                       _mm512_set1_ps(ep->leaky_alpha), ep->leaky};
+  if (transposed) {
+    store_t(c, ldc, R, NR, x[0], x[1], x[2], x[3], x[4], x[5], flags, ep, &e, row0, col0);
+    store_t(c + NR * ldc, ldc, R, nr - NR, y[0], y[1], y[2], y[3], y[4], y[5], flags, ep, &e,
+            row0, col0 + NR);
+    return;
+  }
+#pragma GCC unroll 6
+  for (size_t i = 0; i < R; ++i) {
+    store_row(c + i * ldc, x[i], (__mmask16)0xFFFF, flags, ep, &e, row0 + i, col0);
+    store_row(c + i * ldc + NR, y[i], m1, flags, ep, &e, row0 + i, col0 + NR);
+  }
+}
+
+AXLE_AVX512 void axle_f32_gemm_6x32__avx512(size_t mr, size_t nr, size_t kc, const float* a,
+                                            const float* b, size_t ldb, size_t b_next, float* c,
+                                            size_t ldc, uint32_t flags,
+                                            const axle_f32_epilogue_t* ep, size_t row0,
+                                            size_t col0) {
+  if (nr <= NR) {
+    axle_f32_gemm_6x16__avx512(mr, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0);
+    return;
+  }
+  switch (mr) {
+    case 1: tile_wide(1, nr, kc, a, b, ldb, b_next, c, ldc, flags, ep, row0, col0); break;
+    case 2: tile_wide(2, nr, kc, a, b, ldb, b_next, c, ldc, flags, ep, row0, col0); break;
+    case 3: tile_wide(3, nr, kc, a, b, ldb, b_next, c, ldc, flags, ep, row0, col0); break;
+    case 4: tile_wide(4, nr, kc, a, b, ldb, b_next, c, ldc, flags, ep, row0, col0); break;
+    case 5: tile_wide(5, nr, kc, a, b, ldb, b_next, c, ldc, flags, ep, row0, col0); break;
+    default: tile_wide(6, nr, kc, a, b, ldb, b_next, c, ldc, flags, ep, row0, col0); break;
+  }
 }
 
 AXLE_AVX512 void axle_f32_gemm_6x16__avx512(size_t mr, size_t nr, size_t kc, const float* a,
