@@ -94,6 +94,9 @@ static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 static size_t round_up(size_t a, size_t b) { return div_up(a, b) * b; }
 static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 
+/* First panel of chunk i of `chunks` over `panels` (balanced to +-1). */
+static size_t chunk_start(size_t i, size_t chunks, size_t panels) { return i * panels / chunks; }
+
 size_t axle_f32_gemm_kc(size_t k) {
   /* Equal blocks no larger than the cap: 300 is 2 x 150, not 256 + 44. */
   return k ? div_up(k, div_up(k, GEMM_KC_MAX)) : 0;
@@ -112,6 +115,35 @@ static int b_direct(const axle_f32_gemm_t* g) {
   return !g->b.packed && g->b.data && g->b.cs == 1 && g->m <= IN_PLACE_MAX_M && g->m <= g->k;
 }
 
+/* When the last of `chunks` chunks over `panels` (cut by chunk_start) ends,
+ * in panel times, with `threads` workers each taking the next chunk as it
+ * becomes free. */
+#define SPLIT_MAX_THREADS 64
+static size_t split_end(size_t panels, size_t chunks, size_t threads) {
+  size_t free_at[SPLIT_MAX_THREADS] = {0}, end = 0;
+  for (size_t c = 0; c < chunks; ++c) {
+    size_t w = 0;
+    for (size_t t = 1; t < threads; ++t)
+      if (free_at[t] < free_at[w]) w = t;
+    free_at[w] += chunk_start(c + 1, chunks, panels) - chunk_start(c, chunks, panels);
+    end = max_size(end, free_at[w]);
+  }
+  return end;
+}
+
+/* Chunks to cut `panels` into for `threads` workers: a couple per thread,
+ * unless one each ends sooner (or as soon, with `few`). Two rounds of
+ * unequal chunks cost the larger pair: 10 panels as 2, 3, 2, 3 take 6 panel
+ * times where 5, 5 take 5 (the 7x7 pointwise layers, 49 rows or 160
+ * columns, lost 15 % of a 2-thread run that way). */
+static size_t split_chunks(size_t panels, size_t threads, int few) {
+  if (threads > SPLIT_MAX_THREADS) threads = SPLIT_MAX_THREADS;
+  const size_t once = split_end(panels, threads, threads);
+  const size_t twice = split_end(panels, 2 * threads, threads);
+  const size_t chunks = once < twice || (few && once == twice) ? threads : 2 * threads;
+  return chunks < panels ? chunks : panels;
+}
+
 static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* pl) {
   memset(pl, 0, sizeof *pl);
   if (threads < 1) threads = 1;
@@ -121,17 +153,20 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* p
   pl->m_panels = div_up(g->m, MR);
   /* Column chunks bound the B block. With threads, the work is cut into a
    * couple of tasks per thread (so a worker slowed by another process does
-   * not hold the rest up) along the dimension that divides the larger
-   * operand: every column chunk streams all of A again, every row chunk
-   * packs all of B again, so the smaller one is the one to repeat. */
+   * not hold the rest up; see split_chunks) along the dimension that
+   * divides the larger operand: every column chunk streams all of A again,
+   * every row chunk packs all of B again, so the smaller one is the one to
+   * repeat. */
   size_t n_chunks = div_up(pl->n_panels * NR, GEMM_NC_MAX);
   size_t m_chunks = 1;
-  const size_t want = threads > 1 ? (size_t)threads * 2 : 1;
-  if (want > 1) {
+  if (threads > 1) {
     if (g->m >= g->n) {
-      m_chunks = want < pl->m_panels ? want : pl->m_panels;
-    } else if (n_chunks < want) {
-      n_chunks = want;
+      /* Each row chunk streams all of B (an im2col one packed by the
+       * pre-pass, half on the other core): one chunk per thread reads it
+       * once (the 3x3 stride-2 layer at 14x14: 4 % faster on 2 threads). */
+      m_chunks = split_chunks(pl->m_panels, threads, 1);
+    } else if (n_chunks < 2 * (size_t)threads) {
+      n_chunks = max_size(n_chunks, split_chunks(pl->n_panels, threads, 0));
     }
   }
   if (n_chunks > pl->n_panels) n_chunks = pl->n_panels;
@@ -195,9 +230,6 @@ typedef struct gemm_run_t {
   float* shared_b; /* B packed by the pre-pass, or NULL */
   float* workers;  /* worker_floats per worker */
 } gemm_run_t;
-
-/* First panel of chunk i of `chunks` over `panels` (balanced to +-1). */
-static size_t chunk_start(size_t i, size_t chunks, size_t panels) { return i * panels / chunks; }
 
 static float* worker_tmp(const gemm_run_t* r, uint32_t thread) {
   return r->workers + (size_t)thread * r->pl->worker_floats + r->pl->b_floats + r->pl->a_floats;
