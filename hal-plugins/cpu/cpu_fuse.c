@@ -20,11 +20,15 @@ int cpu_fuse_constant(const axle_hal_tensor_t* t) {
   return t && (t->flags & AXLE_HAL_TENSOR_CONSTANT) && t->data;
 }
 
-static int same_shape(const axle_hal_tensor_t* a, const axle_hal_tensor_t* b) {
-  if (a->rank != b->rank || a->dtype != b->dtype) return 0;
+int cpu_fuse_same_dims(const axle_hal_tensor_t* a, const axle_hal_tensor_t* b) {
+  if (a->rank != b->rank) return 0;
   for (uint32_t i = 0; i < a->rank; ++i)
     if (a->shape[i] != b->shape[i]) return 0;
   return 1;
+}
+
+static int same_shape(const axle_hal_tensor_t* a, const axle_hal_tensor_t* b) {
+  return a->dtype == b->dtype && cpu_fuse_same_dims(a, b);
 }
 
 static const axle_hal_attr_t* attr(const axle_hal_node_t* n, const char* name, int32_t type) {

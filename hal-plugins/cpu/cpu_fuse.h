@@ -101,6 +101,8 @@ typedef struct cpu_fuse_ctx_t {
 int cpu_fuse_is_op(const axle_hal_node_t* n, const char* op);
 /* Whether t is a constant with data (NULL: no). */
 int cpu_fuse_constant(const axle_hal_tensor_t* t);
+/* a and b have the same rank and dimensions (dtypes may differ). */
+int cpu_fuse_same_dims(const axle_hal_tensor_t* a, const axle_hal_tensor_t* b);
 /* The position of the only reader of tensor t, if there is exactly one, it
  * is in this partition after position `after`, and t is not a graph output;
  * else -1. */

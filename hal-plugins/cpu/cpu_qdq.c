@@ -27,13 +27,6 @@ static int decline(char* err, size_t es, const char* fmt, ...) {
   return 0;
 }
 
-static int same_dims(const axle_hal_tensor_t* a, const axle_hal_tensor_t* b) {
-  if (a->rank != b->rank) return 0;
-  for (uint32_t i = 0; i < a->rank; ++i)
-    if (a->shape[i] != b->shape[i]) return 0;
-  return 1;
-}
-
 /* Scale input of node n: constant float32 with `count` elements, each
  * finite and positive (anything else has no integer form). */
 static int read_scales(const axle_hal_graph_t* g, const axle_hal_node_t* n, int64_t count,
@@ -188,7 +181,7 @@ static int qconv_read(const axle_hal_graph_t* g, const cpu_qdq_match_t* m, qconv
     return decline(err, es, "node '%s': %s", m->op->name, reason);
   }
   const axle_hal_tensor_t* xq = cpu_node_input(g, m->dq[0], 0);
-  if (!xq || xq->dtype != AXLE_HAL_DTYPE_U8 || !same_dims(xq, cpu_node_input(g, m->op, 0)))
+  if (!xq || xq->dtype != AXLE_HAL_DTYPE_U8 || !cpu_fuse_same_dims(xq, cpu_node_input(g, m->op, 0)))
     return decline(err, es, "node '%s': input is not uint8", m->dq[0]->name);
   if (!read_u8_per_tensor(g, m->dq[0], &s->x_scale, &s->x_zp, err, es)) return 0;
 
@@ -196,7 +189,7 @@ static int qconv_read(const axle_hal_graph_t* g, const cpu_qdq_match_t* m, qconv
   const axle_hal_tensor_t* w = cpu_node_input(g, dqw, 0);
   const int64_t ch = s->k.out_channels;
   if (!cpu_fuse_constant(w) || w->dtype != AXLE_HAL_DTYPE_I8 ||
-      !same_dims(w, cpu_node_input(g, m->op, 1)))
+      !cpu_fuse_same_dims(w, cpu_node_input(g, m->op, 1)))
     return decline(err, es, "node '%s': weights are not a constant int8 tensor", dqw->name);
   const axle_hal_tensor_t* ws = cpu_node_input(g, dqw, 1);
   s->w_scales = ws && axle_hal_tensor_elements(ws) == 1 ? 1 : ch;
@@ -218,7 +211,7 @@ static int qconv_read(const axle_hal_graph_t* g, const cpu_qdq_match_t* m, qconv
                    m->op->name, (long long)k);
   if (m->dq[2] && !read_bias(g, m, s, err, es)) return 0;
   const axle_hal_tensor_t* y = cpu_node_output(g, m->q, 0);
-  if (!y || !same_dims(y, cpu_node_output(g, m->op, 0)))
+  if (!y || !cpu_fuse_same_dims(y, cpu_node_output(g, m->op, 0)))
     return decline(err, es, "node '%s': output shape differs from the convolution's",
                    m->q->name);
   return read_output(g, m, &s->y_scale, &s->y_zp, &s->min, &s->max, err, es);
@@ -285,8 +278,8 @@ static int qadd_read(const axle_hal_graph_t* g, const cpu_qdq_match_t* m, qadd_p
   const axle_hal_tensor_t* sum = cpu_node_output(g, m->op, 0);
   for (uint32_t i = 0; i < 2; ++i) {
     const axle_hal_tensor_t* x = cpu_node_input(g, m->dq[i], 0);
-    if (!x || x->dtype != AXLE_HAL_DTYPE_U8 || !y || !sum || !same_dims(x, y) ||
-        !same_dims(x, sum))
+    if (!x || x->dtype != AXLE_HAL_DTYPE_U8 || !y || !sum || !cpu_fuse_same_dims(x, y) ||
+        !cpu_fuse_same_dims(x, sum))
       return decline(err, es, "node '%s': operands are not uint8 of the output's shape",
                      m->op->name);
   }

@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "axle_kernels.h"
+
 /* Taps t in [*lo, *hi) of a window starting at input coordinate start (may be
  * negative), with dilation d and k taps, land inside [0, in). Empty ranges
  * come back as *lo == *hi. */
@@ -17,6 +19,23 @@ static inline void axle_window_taps(int64_t start, int64_t d, int64_t k, int64_t
   if (l > h) l = h;
   *lo = l;
   *hi = h;
+}
+
+/* For the reference kernels, which visit every tap: whether tap t (flat
+ * over the kernel) of output position o (flat over the output) lands inside
+ * the input plane, and if so its flat offset there. */
+static inline int axle_window_tap_offset(const axle_f32_conv_params_t* p, int64_t o, int64_t t,
+                                         int64_t* offset) {
+  const int64_t o0 = o / (p->out[1] * p->out[2]), o1 = o / p->out[2] % p->out[1];
+  const int64_t o2 = o % p->out[2];
+  const int64_t t0 = t / (p->kernel[1] * p->kernel[2]);
+  const int64_t t1 = t / p->kernel[2] % p->kernel[1], t2 = t % p->kernel[2];
+  const int64_t i0 = o0 * p->stride[0] - p->pad[0] + t0 * p->dilation[0];
+  const int64_t i1 = o1 * p->stride[1] - p->pad[1] + t1 * p->dilation[1];
+  const int64_t i2 = o2 * p->stride[2] - p->pad[2] + t2 * p->dilation[2];
+  if (i0 < 0 || i0 >= p->in[0] || i1 < 0 || i1 >= p->in[1] || i2 < 0 || i2 >= p->in[2]) return 0;
+  *offset = (i0 * p->in[1] + i1) * p->in[2] + i2;
+  return 1;
 }
 
 #endif /* AXLE_KERNELS_F32_WINDOW_H_ */

@@ -3,6 +3,7 @@
  * shares nothing with the packed fast paths it checks. */
 #include "axle_kernels_qu8.h"
 #include "requant.h"
+#include "../f32/window.h"
 
 void axle_qu8_conv_direct__scalar(const axle_f32_conv_params_t* p, const uint8_t* x,
                                   int32_t x_zero_point, const int8_t* w, const int32_t* bias,
@@ -18,20 +19,12 @@ void axle_qu8_conv_direct__scalar(const axle_f32_conv_params_t* p, const uint8_t
       const int8_t* wo = w + oc * cg * kvol;
       uint8_t* yo = y + (n * p->out_channels + oc) * out_vol;
       for (int64_t o = 0; o < out_vol; ++o) {
-        const int64_t o0 = o / (p->out[1] * p->out[2]), o1 = o / p->out[2] % p->out[1];
-        const int64_t o2 = o % p->out[2];
         int64_t acc = bias ? bias[oc] : 0;
         for (int64_t c = 0; c < cg; ++c) {
           for (int64_t t = 0; t < kvol; ++t) {
-            const int64_t t0 = t / (p->kernel[1] * p->kernel[2]);
-            const int64_t t1 = t / p->kernel[2] % p->kernel[1], t2 = t % p->kernel[2];
-            const int64_t i0 = o0 * p->stride[0] - p->pad[0] + t0 * p->dilation[0];
-            const int64_t i1 = o1 * p->stride[1] - p->pad[1] + t1 * p->dilation[1];
-            const int64_t i2 = o2 * p->stride[2] - p->pad[2] + t2 * p->dilation[2];
-            const int inside =
-                i0 >= 0 && i0 < p->in[0] && i1 >= 0 && i1 < p->in[1] && i2 >= 0 && i2 < p->in[2];
+            int64_t at;
             const int32_t xv =
-                inside ? xg[c * in_vol + (i0 * p->in[1] + i1) * p->in[2] + i2] : x_zero_point;
+                axle_window_tap_offset(p, o, t, &at) ? xg[c * in_vol + at] : x_zero_point;
             acc += (int64_t)(xv - x_zero_point) * wo[c * kvol + t];
           }
         }

@@ -6,46 +6,12 @@
  * scalar ISA level on shapes whose columns end at every kind of pair.
  */
 
-#include <CUnit/Basic.h>
-#include <CUnit/CUnit.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "../../kernels/f32/gemm_avx512.h"
-#include "axle_kernels.h"
+
+#define KT_SEED 20251125u
+#include "kernel_test.h"
 
 enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
-
-static uint32_t seed = 20251125u;
-
-/* Deterministic values in [-1, 1). */
-static float rnd(void) {
-  seed = seed * 1664525u + 1013904223u;
-  return (float)((seed >> 8) & 0xffffff) / (float)0x800000 - 1.0f;
-}
-
-static float* rnd_array(size_t n) {
-  float* p = malloc((n ? n : 1) * sizeof(float));
-  for (size_t i = 0; i < n; ++i) p[i] = rnd();
-  return p;
-}
-
-/* |got - want| <= atol + rtol * |want| everywhere. */
-static void check_close(const char* what, const float* got, const float* want, size_t n,
-                        double atol) {
-  for (size_t i = 0; i < n; ++i) {
-    const double err = fabs((double)got[i] - (double)want[i]);
-    if (!(err <= atol + 1e-5 * fabs((double)want[i]))) {
-      fprintf(stderr, "\n%s: element %zu: got %.9g want %.9g\n", what, i, (double)got[i],
-              (double)want[i]);
-      CU_FAIL(what);
-      return;
-    }
-  }
-  CU_PASS(what);
-}
 
 static int have_avx512(void) { return axle_kernels_isa() >= AXLE_ISA_AVX512; }
 
@@ -78,16 +44,16 @@ static void wide_case(size_t mr, size_t nr, size_t kc, size_t ldb, uint32_t flag
   const int packed = ldb == NR;
   const size_t b_next = packed ? kc * NR : NR;
   /* The scalar reference reads all NR columns of the second panel. */
-  float* b = rnd_array(packed ? 2 * kc * NR : kc * ldb + NR);
-  float* a = rnd_array(kc * MR);
+  float* b = kt_array(packed ? 2 * kc * NR : kc * ldb + NR);
+  float* a = kt_array(kc * MR);
   const size_t ldc = 2 * NR + 5; /* wider than the tile, so strays would show */
   const int t = (flags & AXLE_F32_GEMM_STORE_T) != 0;
   const size_t rows = t ? 2 * NR : MR;
-  float* c = rnd_array(rows * ldc);
+  float* c = kt_array(rows * ldc);
   float* want = malloc(rows * ldc * sizeof(float));
   memcpy(want, c, rows * ldc * sizeof(float));
-  float* bias = rnd_array(48);
-  float* res = rnd_array(48 * 48);
+  float* bias = kt_array(48);
+  float* res = kt_array(48 * 48);
   axle_f32_epilogue_t ep;
   make_ep(e, bias, res, 48, &ep);
   const size_t row0 = 3, col0 = 5;
@@ -100,7 +66,7 @@ static void wide_case(size_t mr, size_t nr, size_t kc, size_t ldb, uint32_t flag
   char what[160];
   snprintf(what, sizeof what, "6x32 mr=%zu nr=%zu kc=%zu ldb=%zu flags=%u ep=%d", mr, nr, kc, ldb,
            flags, e);
-  check_close(what, c, want, rows * ldc, 1e-5 * (double)(kc + 1));
+  kt_close(what, c, want, rows * ldc, 1e-5, 1e-5 * (double)(kc + 1));
   free(a);
   free(b);
   free(c);
@@ -201,17 +167,17 @@ static void run_gemm(axle_isa_t isa, size_t m, size_t n, size_t k, int a_packed,
 
 static void driver_case(size_t m, size_t n, size_t k, int a_packed, int bf, int c_t, int e,
                         uint32_t threads) {
-  float* a = rnd_array(m * k);
-  float* b = rnd_array(k * n);
+  float* a = kt_array(m * k);
+  float* b = kt_array(k * n);
   float* bt = malloc((k * n + 1) * sizeof(float));
   for (size_t p = 0; p < k; ++p)
     for (size_t j = 0; j < n; ++j) bt[j * k + p] = b[p * n + j];
   const size_t rows = c_t ? n : m, cols = c_t ? m : n, ldc = cols + 3;
-  float* c = rnd_array(rows * ldc);
+  float* c = kt_array(rows * ldc);
   float* want = malloc(rows * ldc * sizeof(float));
   memcpy(want, c, rows * ldc * sizeof(float));
-  float* bias = rnd_array(rows);
-  float* res = rnd_array(rows * (cols + 1));
+  float* bias = kt_array(rows);
+  float* res = kt_array(rows * (cols + 1));
   axle_f32_epilogue_t ep;
   make_ep(e, bias, res, cols + 1, &ep);
   const int accumulate = e % 3 == 0;
@@ -222,7 +188,7 @@ static void driver_case(size_t m, size_t n, size_t k, int a_packed, int bf, int 
   char what[160];
   snprintf(what, sizeof what, "gemm %zux%zux%zu Apacked=%d B%d ct=%d ep=%d threads=%u", m, n, k,
            a_packed, bf, c_t, e, threads);
-  check_close(what, c, want, rows * ldc, 2e-6 * (double)(k + 4));
+  kt_close(what, c, want, rows * ldc, 1e-5, 2e-6 * (double)(k + 4));
   free(a);
   free(b);
   free(bt);

@@ -11,33 +11,14 @@
  * computation written here.
  */
 
-#include <CUnit/Basic.h>
-#include <CUnit/CUnit.h>
-#include <math.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "axle_kernels_qu8.h"
 
-static uint32_t qt_seed = 20261122u;
-
-static uint32_t qt_next(void) {
-  qt_seed = qt_seed * 1664525u + 1013904223u;
-  return qt_seed >> 8;
-}
+#define KT_SEED 20261122u
+#include "kernel_test.h"
 
 /* Uniform in [lo, hi]. */
 static int32_t qt_int(int32_t lo, int32_t hi) {
-  return lo + (int32_t)(qt_next() % (uint32_t)(hi - lo + 1));
-}
-
-static void* qt_alloc(size_t bytes) {
-  const size_t rounded = (bytes + 63) / 64 * 64 + 64;
-  void* p = aligned_alloc(64, rounded);
-  memset(p, 0xA5, rounded); /* garbage, never zeros */
-  return p;
+  return lo + (int32_t)(kt_next() % (uint32_t)(hi - lo + 1));
 }
 
 /* The best ISA level dispatch may use: the CPU's, under AXLE_KERNELS_ISA. */
@@ -61,48 +42,6 @@ static int qt_same(const char* what, const uint8_t* got, const uint8_t* want, si
   }
   CU_PASS(what);
   return 1;
-}
-
-/* axle_parallel_t on real threads: workers (the caller is worker 0) take
- * tasks from a shared counter. */
-typedef struct qt_job_t {
-  size_t tasks;
-  axle_task_fn fn;
-  void* arg;
-  size_t next; /* atomic */
-} qt_job_t;
-
-typedef struct qt_worker_t {
-  qt_job_t* job;
-  uint32_t id;
-} qt_worker_t;
-
-static void qt_work(qt_job_t* job, uint32_t id) {
-  for (;;) {
-    const size_t t = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
-    if (t >= job->tasks) return;
-    job->fn(job->arg, t, id);
-  }
-}
-
-static void* qt_worker_main(void* p) {
-  qt_worker_t* w = p;
-  qt_work(w->job, w->id);
-  return NULL;
-}
-
-static void qt_pool_run(void* ctx, size_t tasks, axle_task_fn fn, void* arg) {
-  const uint32_t threads = *(const uint32_t*)ctx;
-  qt_job_t job = {tasks, fn, arg, 0};
-  pthread_t tid[8];
-  qt_worker_t w[8];
-  for (uint32_t i = 1; i < threads && i < 8; ++i) {
-    w[i].job = &job;
-    w[i].id = i;
-    pthread_create(&tid[i], NULL, qt_worker_main, &w[i]);
-  }
-  qt_work(&job, 0);
-  for (uint32_t i = 1; i < threads && i < 8; ++i) pthread_join(tid[i], NULL);
 }
 
 /* ---- convolution geometry ------------------------------------------------ */
@@ -157,11 +96,11 @@ static void qt_conv_data(const qt_conv_case_t* c, int32_t zp, int fill, uint8_t 
   d->x_n = (size_t)c->batch * (size_t)c->cin * qt_vol(c->in);
   d->w_n = (size_t)c->cout * k;
   d->y_n = (size_t)c->batch * (size_t)c->cout * qt_vol(d->p.out);
-  d->x = qt_alloc(d->x_n);
-  d->w = qt_alloc(d->w_n);
-  d->bias = qt_alloc((size_t)c->cout * sizeof(int32_t));
-  d->scale = qt_alloc((size_t)c->cout * sizeof(float));
-  d->want = qt_alloc(d->y_n);
+  d->x = kt_scratch(d->x_n);
+  d->w = kt_scratch(d->w_n);
+  d->bias = kt_scratch((size_t)c->cout * sizeof(int32_t));
+  d->scale = kt_scratch((size_t)c->cout * sizeof(float));
+  d->want = kt_scratch(d->y_n);
   for (size_t i = 0; i < d->x_n; ++i)
     d->x[i] =
         (uint8_t)(fill == QT_RANDOM ? qt_int(0, 255)
@@ -208,12 +147,12 @@ static void qt_conv_check(const qt_conv_data_t* d, int algo, uint32_t threads, a
   axle_qu8_conv_plan_t plan;
   axle_qu8_conv_plan(&d->p, d->zp, &plan);
   if (algo >= 0) plan.algo = algo;
-  void* packed = qt_alloc(axle_qu8_conv_packed_size(&plan));
+  void* packed = kt_scratch(axle_qu8_conv_packed_size(&plan));
   axle_qu8_conv_pack(&plan, d->w, d->bias, packed);
-  void* scratch = qt_alloc(axle_qu8_conv_scratch_size(&plan, threads));
-  uint8_t* y = qt_alloc(d->y_n);
+  void* scratch = kt_scratch(axle_qu8_conv_scratch_size(&plan, threads));
+  uint8_t* y = kt_scratch(d->y_n);
   uint32_t tstore = threads;
-  const axle_parallel_t par = {qt_pool_run, &tstore, threads};
+  const axle_parallel_t par = {kt_pool_run, &tstore, threads};
   const axle_isa_t plan_isa = axle_kernels_set_isa(run_isa);
   axle_qu8_conv(&plan, d->x, packed, &d->rq, y, scratch, threads > 1 ? &par : NULL);
   axle_kernels_set_isa(plan_isa);
@@ -441,11 +380,11 @@ static void test_pack_b_variants(void) {
   for (size_t kc = 0; kc <= 9; ++kc) {
     for (size_t cols = 1; cols <= AXLE_QU8_GEMM_NR; cols += 5) {
       const size_t rs = 19;
-      uint8_t* x = qt_alloc(kc * rs + AXLE_QU8_GEMM_NR);
+      uint8_t* x = kt_scratch(kc * rs + AXLE_QU8_GEMM_NR);
       for (size_t i = 0; i < kc * rs + AXLE_QU8_GEMM_NR; ++i) x[i] = (uint8_t)qt_int(0, 255);
       const size_t bytes = (kc + 1) / 2 * AXLE_QU8_GEMM_NR * 2 * sizeof(int16_t);
-      int16_t* a = qt_alloc(bytes);
-      int16_t* b = qt_alloc(bytes);
+      int16_t* a = kt_scratch(bytes);
+      int16_t* b = kt_scratch(bytes);
       axle_qu8_gemm_pack_b_16__scalar(kc, cols, x, rs, a);
       axle_qu8_gemm_pack_b_16__avx2(kc, cols, x, rs, b);
       CU_ASSERT(memcmp(a, b, bytes) == 0);
@@ -455,8 +394,8 @@ static void test_pack_b_variants(void) {
           CU_ASSERT_EQUAL(a[(k / 2 * AXLE_QU8_GEMM_NR + j) * 2 + k % 2], x[k * rs + j]);
       /* The quad layout, zero past kc and cols. */
       const size_t bytes4 = (kc + 3) / 4 * AXLE_QU8_GEMM_NR * 4;
-      uint8_t* a4 = qt_alloc(bytes4);
-      uint8_t* b4 = qt_alloc(bytes4);
+      uint8_t* a4 = kt_scratch(bytes4);
+      uint8_t* b4 = kt_scratch(bytes4);
       axle_qu8_gemm_pack_b_16c4__scalar(kc, cols, x, rs, a4);
       axle_qu8_gemm_pack_b_16c4__avx2(kc, cols, x, rs, b4);
       CU_ASSERT(memcmp(a4, b4, bytes4) == 0);
@@ -482,8 +421,8 @@ static void test_ukernel_variants(void) {
   static const size_t kps[] = {0, 1, 2, 7, 40};
   for (size_t ki = 0; ki < 5; ++ki) {
     const size_t kp = kps[ki];
-    int16_t* a = qt_alloc((kp + 1) * MR * 2 * sizeof(int16_t));
-    int16_t* b = qt_alloc((kp + 1) * NR * 2 * sizeof(int16_t));
+    int16_t* a = kt_scratch((kp + 1) * MR * 2 * sizeof(int16_t));
+    int16_t* b = kt_scratch((kp + 1) * NR * 2 * sizeof(int16_t));
     for (size_t i = 0; i < kp * MR * 2; ++i) a[i] = (int16_t)qt_int(-128, 127);
     for (size_t i = 0; i < kp * NR * 2; ++i) b[i] = (int16_t)qt_int(0, 255);
     int32_t terms[MR];
@@ -526,8 +465,8 @@ static void test_ukernel_c4_variants(void) {
   for (size_t ki = 0; ki < sizeof kqs / sizeof kqs[0]; ++ki) {
     for (int fill = 0; fill < QT_C4_FILLS; ++fill) {
       const size_t kq = kqs[ki];
-      int8_t* a = qt_alloc((kq + 1) * MR * 4);
-      uint8_t* b = qt_alloc((kq + 1) * NR * 4);
+      int8_t* a = kt_scratch((kq + 1) * MR * 4);
+      uint8_t* b = kt_scratch((kq + 1) * NR * 4);
       for (size_t i = 0; i < kq * MR * 4; ++i)
         a[i] = (int8_t)(fill == QT_C4_RANDOM    ? qt_int(-128, 127)
                         : fill == QT_C4_MAX_MIN ? -128
@@ -635,9 +574,9 @@ static void qt_dw_plane(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int
   const axle_qu8_requant_t rq = {scales, fill == QT_RANDOM ? qt_int(0, 255) : 128,
                                  (uint8_t)(fill == QT_RANDOM ? qt_int(0, 20) : 0),
                                  (uint8_t)(fill == QT_RANDOM ? qt_int(235, 255) : 255)};
-  void* tmp = qt_alloc(axle_qu8_dwconv_tmp_size(&p));
-  uint8_t* want = qt_alloc(n_out + 64);
-  uint8_t* got = qt_alloc(n_out + 64);
+  void* tmp = kt_scratch(axle_qu8_dwconv_tmp_size(&p));
+  uint8_t* want = kt_scratch(n_out + 64);
+  uint8_t* got = kt_scratch(n_out + 64);
   axle_qu8_dwconv_plane__scalar(&p, x, zp, w, term, scale, &rq, want, tmp);
   static const axle_qu8_dwconv_plane_fn variants[] = {axle_qu8_dwconv_plane_3x3__avx2,
                                                       axle_qu8_dwconv_plane_3x3__avx512};
@@ -692,10 +631,10 @@ static uint8_t qt_add_ref(uint8_t a, uint8_t b, const axle_qu8_add_params_t* q) 
 }
 
 static void qt_add_case(const axle_qu8_add_params_t* q, size_t n, const char* what) {
-  uint8_t* a = qt_alloc(n);
-  uint8_t* b = qt_alloc(n);
-  uint8_t* want = qt_alloc(n);
-  uint8_t* got = qt_alloc(n);
+  uint8_t* a = kt_scratch(n);
+  uint8_t* b = kt_scratch(n);
+  uint8_t* want = kt_scratch(n);
+  uint8_t* got = kt_scratch(n);
   for (size_t i = 0; i < n; ++i) {
     a[i] = (uint8_t)qt_int(0, 255);
     b[i] = (uint8_t)qt_int(0, 255);
@@ -711,7 +650,7 @@ static void qt_add_case(const axle_qu8_add_params_t* q, size_t n, const char* wh
   }
   for (uint32_t threads = 1; threads <= 2; ++threads) {
     uint32_t tstore = threads;
-    const axle_parallel_t par = {qt_pool_run, &tstore, threads};
+    const axle_parallel_t par = {kt_pool_run, &tstore, threads};
     memset(got, 0, n);
     axle_qu8_add(n, a, b, q, got, threads > 1 ? &par : NULL);
     qt_same(what, got, want, n);
