@@ -9,6 +9,8 @@
  * AXLE_SOURCE_DIR, AXLE_TESTDATA (the mnist part is skipped without it).
  * Exit 77 when the held-out digits cannot be made (no numpy/scikit-learn).
  */
+#include <unistd.h>
+
 #include "axle/axle.h"
 #include "k210_test.h"
 
@@ -141,9 +143,10 @@ static void test_placement_report(void) {
 
 static void test_mnist_kmodel_native(void) {
   char path[1024], pgm_path[1024];
-  k210_testdata("k210/mnist.kmodel", path, sizeof(path));
-  if (!*path) {
-    fprintf(stderr, "\n  SKIP: AXLE_TESTDATA is not set\n");
+  const char* kmodel = k210_testdata("k210/mnist.kmodel", path, sizeof(path));
+  if (!*kmodel || access(kmodel, R_OK) != 0) {
+    fprintf(stderr, "\n  SKIP: %s is not available (AXLE_TESTDATA)\n",
+            *kmodel ? kmodel : "$AXLE_TESTDATA/k210/mnist.kmodel");
     return;
   }
   axle_runtime_t* rt = runtime();
