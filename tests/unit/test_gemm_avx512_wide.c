@@ -1,7 +1,7 @@
 /*
- * The AVX-512 wide GEMM tile (axle_f32_gemm_6x32__avx512, two adjacent B
- * panels per call): the kernel against the scalar 6x16 kernel applied to
- * each half, on every partial tile, flag and epilogue, with B packed and
+ * The AVX-512 wide GEMM tile (axle_f32_gemm_12x32__avx512, two adjacent A
+ * and B panels per call): the kernel against the scalar 6x16 kernel applied
+ * to each quarter, on every partial tile, flag and epilogue, with B packed and
  * read in place; then the driver that uses it, end to end against the
  * scalar ISA level on shapes whose columns end at every kind of pair.
  */
@@ -38,17 +38,20 @@ static void make_ep(int e, const float* bias, const float* res, size_t ldr,
 }
 enum { EP_COUNT = 8 };
 
-/* One wide call. ldb == NR: two packed panels, kc * NR apart; otherwise B
- * is read in place, rows ldb apart and the second panel NR columns on. */
+/* One wide call. ldb == NR: two packed B panels, kc * NR apart; otherwise B
+ * is read in place, rows ldb apart and the second panel NR columns on. A is
+ * two packed panels, kc * MR apart (plus a gap, so a stray read of the
+ * first panel's end would show). */
 static void wide_case(size_t mr, size_t nr, size_t kc, size_t ldb, uint32_t flags, int e) {
   const int packed = ldb == NR;
   const size_t b_next = packed ? kc * NR : NR;
+  const size_t a_next = kc * MR + 7;
   /* The scalar reference reads all NR columns of the second panel. */
   float* b = kt_array(packed ? 2 * kc * NR : kc * ldb + NR);
-  float* a = kt_array(kc * MR);
+  float* a = kt_array(a_next + kc * MR);
   const size_t ldc = 2 * NR + 5; /* wider than the tile, so strays would show */
   const int t = (flags & AXLE_F32_GEMM_STORE_T) != 0;
-  const size_t rows = t ? 2 * NR : MR;
+  const size_t rows = t ? 2 * NR : 2 * MR;
   float* c = kt_array(rows * ldc);
   float* want = malloc(rows * ldc * sizeof(float));
   memcpy(want, c, rows * ldc * sizeof(float));
@@ -57,15 +60,22 @@ static void wide_case(size_t mr, size_t nr, size_t kc, size_t ldb, uint32_t flag
   axle_f32_epilogue_t ep;
   make_ep(e, bias, res, 48, &ep);
   const size_t row0 = 3, col0 = 5;
-  const size_t nr0 = nr < NR ? nr : NR;
-  axle_f32_gemm_6x16__scalar(mr, nr0, kc, a, b, ldb, want, ldc, flags, &ep, row0, col0);
-  if (nr > NR)
-    axle_f32_gemm_6x16__scalar(mr, nr - NR, kc, a, b + b_next, ldb, want + NR * (t ? ldc : 1),
-                               ldc, flags, &ep, row0, col0 + NR);
-  axle_f32_gemm_6x32__avx512(mr, nr, kc, a, b, ldb, b_next, c, ldc, flags, &ep, row0, col0);
+  /* The reference: the scalar MR x NR kernel on each quarter. */
+  for (size_t h = 0; h * MR < mr; ++h) {
+    const size_t mh = mr - h * MR < MR ? mr - h * MR : MR;
+    const size_t ch = h * MR * (t ? 1 : ldc);
+    for (size_t q = 0; q * NR < nr; ++q) {
+      const size_t nq = nr - q * NR < NR ? nr - q * NR : NR;
+      axle_f32_gemm_6x16__scalar(mh, nq, kc, a + h * a_next, b + q * b_next, ldb,
+                                 want + ch + q * NR * (t ? ldc : 1), ldc, flags, &ep,
+                                 row0 + h * MR, col0 + q * NR);
+    }
+  }
+  axle_f32_gemm_12x32__avx512(mr, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, &ep, row0,
+                              col0);
   char what[160];
-  snprintf(what, sizeof what, "6x32 mr=%zu nr=%zu kc=%zu ldb=%zu flags=%u ep=%d", mr, nr, kc, ldb,
-           flags, e);
+  snprintf(what, sizeof what, "12x32 mr=%zu nr=%zu kc=%zu ldb=%zu flags=%u ep=%d", mr, nr, kc,
+           ldb, flags, e);
   kt_close(what, c, want, rows * ldc, 1e-5, 1e-5 * (double)(kc + 1));
   free(a);
   free(b);
@@ -87,7 +97,7 @@ static void test_wide_ukernel(void) {
    * that is no multiple of the vector. */
   static const size_t ldbs[] = {NR, 2 * NR, 2 * NR + 5};
   int e = 0;
-  for (size_t mr = 1; mr <= MR; ++mr)
+  for (size_t mr = 1; mr <= 2 * MR; ++mr)
     for (size_t nr = 1; nr <= 2 * NR; ++nr)
       for (size_t ki = 0; ki < sizeof kcs / sizeof kcs[0]; ++ki)
         for (size_t li = 0; li < sizeof ldbs / sizeof ldbs[0]; ++li)
@@ -204,7 +214,7 @@ static void test_wide_driver(void) {
    * partial panel; rows few (B read in place) and many (B packed); K in
    * one block and in several (ACCUMULATE between blocks). */
   static const size_t ns[] = {17, 20, 31, 32, 33, 47, 48, 63, 64, 65, 100};
-  static const size_t mk[][2] = {{1, 9}, {5, 40}, {7, 7}, {13, 300}, {130, 33}};
+  static const size_t mk[][2] = {{1, 9}, {5, 40}, {7, 7}, {13, 300}, {130, 33}, {24, 17}, {150, 260}};
   int e = 0;
   for (size_t s = 0; s < sizeof mk / sizeof mk[0]; ++s)
     for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ++ni)
@@ -219,7 +229,7 @@ static void test_wide_driver(void) {
 int main(void) {
   if (CU_initialize_registry() != CUE_SUCCESS) return 1;
   CU_pSuite s = CU_add_suite("f32 GEMM, AVX-512 wide tile", NULL, NULL);
-  if (!s || !CU_add_test(s, "6x32 kernel vs scalar 6x16 halves", test_wide_ukernel) ||
+  if (!s || !CU_add_test(s, "12x32 kernel vs scalar 6x16 quarters", test_wide_ukernel) ||
       !CU_add_test(s, "driver at AVX-512 vs scalar", test_wide_driver)) {
     CU_cleanup_registry();
     return 1;
