@@ -279,11 +279,19 @@ AXLE_AVX512_INLINE void tile_tall(size_t nr, size_t kc, const float* a, size_t a
   for (size_t i = 0; i < R; ++i) x[i] = y[i] = _mm512_setzero_ps();
   const float* a1 = a + a_next;
   const float* b1 = b + b_next;
-  const size_t next = 2 * b_next;
+  const size_t next = 2 * b_next, a_ahead = 2 * a_next;
 #pragma GCC unroll 2
   for (size_t p = 0; p < kc; ++p) {
     _mm_prefetch((const char*)(b + next), _MM_HINT_T1);
     _mm_prefetch((const char*)(b1 + next), _MM_HINT_T1);
+    /* The next pair of A panels as well (the next row tile, BLIS order):
+     * pre-packed weights come from DRAM in a network, and the hardware
+     * prefetcher alone left ResNet-50's 1x1 layers 10-15 % slower than
+     * with this (48 bytes per panel every two K steps: one line). */
+    if (p % 2 == 0) {
+      _mm_prefetch((const char*)(a + a_ahead), _MM_HINT_T1);
+      _mm_prefetch((const char*)(a1 + a_ahead), _MM_HINT_T1);
+    }
     const __m512 v0 = _mm512_loadu_ps(b), v1 = _mm512_maskz_loadu_ps(m1, b1);
 #pragma GCC unroll 6
     for (size_t i = 0; i < MR; ++i) {
