@@ -1,7 +1,6 @@
 /* The AVX-512 GEMM micro-kernels: the same 6 x 16 tile as the AVX2 one, one
- * zmm per row, a 6 x 32 tile over two adjacent B panels (tile_wide) and a
- * 12 x 32 one over two A panels as well (tile_tall), which the driver
- * prefers where it has them. In the 6 x 16 tile, one
+ * zmm per row, and tiles of up to 12 x 32 over two adjacent A and two
+ * adjacent B panels (tile_wide), which the driver prefers where it has them. In the 6 x 16 tile, one
  * B vector per K step and one embedded-broadcast FMA per row ({1to16}
  * straight from the packed A panel, no broadcast uop).
  *
@@ -195,14 +194,17 @@ AXLE_AVX512_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* 
   if (R > 5) store_row(c + 5 * ldc, c5, m, flags, ep, &e, row0 + 5, col0);
 }
 
-/* R live rows over two B panels: 12 accumulators on a full tile are already
- * enough independent FMA chains, so K needs no even/odd split, and each
- * broadcast of A now feeds two FMAs (8 loads per 12 FMAs instead of 7 per
- * 6), which is what lifts the tile off the load ports. nr is NR + 1..2 NR. */
+/* R live rows (1..2 MR; rows MR.. from the second A panel, a_next floats
+ * on) over two B panels, nr = NR + 1..2 NR. With 6 rows, 12 accumulators
+ * are already enough independent FMA chains, so K needs no even/odd split,
+ * and each broadcast of A feeds two FMAs (8 loads per 12 FMAs instead of 7
+ * per 6 in tile()); with 12 rows, 24 accumulators and 14 loads per 24 FMAs
+ * (the 6-row tile measured ~0.75 of the FMA peak in L1, the 12-row one
+ * ~0.85). 26 of the 32 zmm registers are live in the loop then. */
 AXLE_AVX512_INLINE void tile_wide(const size_t R, size_t nr, size_t kc, const float* a,
-                                  const float* b, size_t ldb, size_t b_next, float* c,
-                                  size_t ldc, uint32_t flags, const axle_f32_epilogue_t* ep,
-                                  size_t row0, size_t col0) {
+                                  size_t a_next, const float* b, size_t ldb, size_t b_next,
+                                  float* c, size_t ldc, uint32_t flags,
+                                  const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
   const int transposed = (flags & AXLE_F32_GEMM_STORE_T) != 0;
   if (!transposed) {
     for (size_t i = 0; i < R; ++i) {
@@ -213,94 +215,35 @@ AXLE_AVX512_INLINE void tile_wide(const size_t R, size_t nr, size_t kc, const fl
   }
   /* Masked loads never fault on the lanes left out. */
   const __mmask16 m1 = (__mmask16)((1u << (nr - NR)) - 1u);
-  __m512 x[MR], y[MR];
-#pragma GCC unroll 6
-  for (size_t i = 0; i < MR; ++i) x[i] = y[i] = _mm512_setzero_ps();
-  const float* b1 = b + b_next;
-  /* Next pair of panels (2 b_next further on) into L2, as in tile(). */
-  const size_t next = 2 * b_next;
-#pragma GCC unroll 2
-  for (size_t p = 0; p < kc; ++p) {
-    _mm_prefetch((const char*)(b + next), _MM_HINT_T1);
-    _mm_prefetch((const char*)(b1 + next), _MM_HINT_T1);
-    const __m512 v0 = _mm512_loadu_ps(b), v1 = _mm512_maskz_loadu_ps(m1, b1);
-#pragma GCC unroll 6
-    for (size_t i = 0; i < R; ++i) {
-      const __m512 ai = _mm512_set1_ps(a[i]);
-      x[i] = _mm512_fmadd_ps(ai, v0, x[i]);
-      y[i] = _mm512_fmadd_ps(ai, v1, y[i]);
-    }
-    a += MR;
-    b += ldb;
-    b1 += ldb;
-  }
-
-  axle_f32_epilogue_t none;
-  if (!ep) {
-    axle_f32_epilogue_init(&none);
-    ep = &none;
-  }
-  const ep_regs_t e = {_mm512_set1_ps(ep->min), _mm512_set1_ps(ep->max),
-                       _mm512_set1_ps(ep->leaky_alpha), ep->leaky};
-  if (transposed) {
-    store_t(c, ldc, R, NR, x[0], x[1], x[2], x[3], x[4], x[5], flags, ep, &e, row0, col0);
-    store_t(c + NR * ldc, ldc, R, nr - NR, y[0], y[1], y[2], y[3], y[4], y[5], flags, ep, &e,
-            row0, col0 + NR);
-    return;
-  }
-#pragma GCC unroll 6
-  for (size_t i = 0; i < R; ++i) {
-    store_row(c + i * ldc, x[i], (__mmask16)0xFFFF, flags, ep, &e, row0 + i, col0);
-    store_row(c + i * ldc + NR, y[i], m1, flags, ep, &e, row0 + i, col0 + NR);
-  }
-}
-
-/* Two A panels (a_next floats apart) by two B panels: 24 accumulators, and
- * per K step 2 B loads and 12 broadcasts for 24 FMAs. The 6-row wide tile
- * issues 8 loads per 12 FMAs and measured ~0.75 of the FMA peak in L1; this
- * one halves the B loads per FMA and leaves the loads ports idle half the
- * time. Only for full tiles (12 rows, nr = NR + 1..2 NR): edges take the
- * 6-row tiles. 26 of the 32 zmm registers are live in the loop. */
-AXLE_AVX512_INLINE void tile_tall(size_t nr, size_t kc, const float* a, size_t a_next,
-                                  const float* b, size_t ldb, size_t b_next, float* c,
-                                  size_t ldc, uint32_t flags, const axle_f32_epilogue_t* ep,
-                                  size_t row0, size_t col0) {
-  enum { R = 2 * MR };
-  const int transposed = (flags & AXLE_F32_GEMM_STORE_T) != 0;
-  if (!transposed) {
-    for (size_t i = 0; i < R; ++i) {
-      _mm_prefetch((const char*)(c + i * ldc), _MM_HINT_T0);
-      _mm_prefetch((const char*)(c + i * ldc + nr - 1), _MM_HINT_T0);
-    }
-  }
-  const __mmask16 m1 = (__mmask16)((1u << (nr - NR)) - 1u);
-  __m512 x[R], y[R];
+  const size_t r0 = R < MR ? R : MR, r1 = R - r0; /* rows from each A panel */
+  __m512 x[2 * MR], y[2 * MR];
 #pragma GCC unroll 12
-  for (size_t i = 0; i < R; ++i) x[i] = y[i] = _mm512_setzero_ps();
+  for (size_t i = 0; i < 2 * MR; ++i) x[i] = y[i] = _mm512_setzero_ps();
   const float* a1 = a + a_next;
   const float* b1 = b + b_next;
+  /* Next pair of B panels (2 b_next further on) into L2, as in tile(), and
+   * the next row tile's A panels (2 a_next on): in a network, pre-packed
+   * weights come from memory, and the hardware prefetcher alone left
+   * ResNet-50's 1x1 layers 10-15 % slower (one line per panel every two K
+   * steps covers the 48 bytes they take). */
   const size_t next = 2 * b_next, a_ahead = 2 * a_next;
 #pragma GCC unroll 2
   for (size_t p = 0; p < kc; ++p) {
     _mm_prefetch((const char*)(b + next), _MM_HINT_T1);
     _mm_prefetch((const char*)(b1 + next), _MM_HINT_T1);
-    /* The next pair of A panels as well (the next row tile, BLIS order):
-     * pre-packed weights come from DRAM in a network, and the hardware
-     * prefetcher alone left ResNet-50's 1x1 layers 10-15 % slower than
-     * with this (48 bytes per panel every two K steps: one line). */
     if (p % 2 == 0) {
       _mm_prefetch((const char*)(a + a_ahead), _MM_HINT_T1);
-      _mm_prefetch((const char*)(a1 + a_ahead), _MM_HINT_T1);
+      if (r1) _mm_prefetch((const char*)(a1 + a_ahead), _MM_HINT_T1);
     }
     const __m512 v0 = _mm512_loadu_ps(b), v1 = _mm512_maskz_loadu_ps(m1, b1);
 #pragma GCC unroll 6
-    for (size_t i = 0; i < MR; ++i) {
+    for (size_t i = 0; i < r0; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
       x[i] = _mm512_fmadd_ps(ai, v0, x[i]);
       y[i] = _mm512_fmadd_ps(ai, v1, y[i]);
     }
 #pragma GCC unroll 6
-    for (size_t i = 0; i < MR; ++i) {
+    for (size_t i = 0; i < r1; ++i) {
       const __m512 ai = _mm512_set1_ps(a1[i]);
       x[MR + i] = _mm512_fmadd_ps(ai, v0, x[MR + i]);
       y[MR + i] = _mm512_fmadd_ps(ai, v1, y[MR + i]);
@@ -321,13 +264,15 @@ AXLE_AVX512_INLINE void tile_tall(size_t nr, size_t kc, const float* a, size_t a
   if (transposed) {
     /* Accumulators passed by value: taking their address would keep them
      * in memory through the K loop. */
-    store_t(c, ldc, MR, NR, x[0], x[1], x[2], x[3], x[4], x[5], flags, ep, &e, row0, col0);
-    store_t(c + MR, ldc, MR, NR, x[6], x[7], x[8], x[9], x[10], x[11], flags, ep, &e, row0 + MR,
-            col0);
-    store_t(c + NR * ldc, ldc, MR, nr - NR, y[0], y[1], y[2], y[3], y[4], y[5], flags, ep, &e,
+    store_t(c, ldc, r0, NR, x[0], x[1], x[2], x[3], x[4], x[5], flags, ep, &e, row0, col0);
+    store_t(c + NR * ldc, ldc, r0, nr - NR, y[0], y[1], y[2], y[3], y[4], y[5], flags, ep, &e,
             row0, col0 + NR);
-    store_t(c + MR + NR * ldc, ldc, MR, nr - NR, y[6], y[7], y[8], y[9], y[10], y[11], flags, ep,
-            &e, row0 + MR, col0 + NR);
+    if (r1) {
+      store_t(c + MR, ldc, r1, NR, x[6], x[7], x[8], x[9], x[10], x[11], flags, ep, &e,
+              row0 + MR, col0);
+      store_t(c + MR + NR * ldc, ldc, r1, nr - NR, y[6], y[7], y[8], y[9], y[10], y[11], flags,
+              ep, &e, row0 + MR, col0 + NR);
+    }
     return;
   }
 #pragma GCC unroll 12
@@ -337,40 +282,38 @@ AXLE_AVX512_INLINE void tile_tall(size_t nr, size_t kc, const float* a, size_t a
   }
 }
 
-/* Up to MR rows by up to 2 NR columns. */
-AXLE_AVX512_INLINE void tile_rows(size_t mr, size_t nr, size_t kc, const float* a,
-                                  const float* b, size_t ldb, size_t b_next, float* c,
-                                  size_t ldc, uint32_t flags, const axle_f32_epilogue_t* ep,
-                                  size_t row0, size_t col0) {
-  if (nr <= NR) {
-    axle_f32_gemm_6x16__avx512(mr, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0);
-    return;
-  }
-  switch (mr) {
-    case 1: tile_wide(1, nr, kc, a, b, ldb, b_next, c, ldc, flags, ep, row0, col0); break;
-    case 2: tile_wide(2, nr, kc, a, b, ldb, b_next, c, ldc, flags, ep, row0, col0); break;
-    case 3: tile_wide(3, nr, kc, a, b, ldb, b_next, c, ldc, flags, ep, row0, col0); break;
-    case 4: tile_wide(4, nr, kc, a, b, ldb, b_next, c, ldc, flags, ep, row0, col0); break;
-    case 5: tile_wide(5, nr, kc, a, b, ldb, b_next, c, ldc, flags, ep, row0, col0); break;
-    default: tile_wide(6, nr, kc, a, b, ldb, b_next, c, ldc, flags, ep, row0, col0); break;
-  }
-}
-
 AXLE_AVX512 void axle_f32_gemm_12x32__avx512(size_t mr, size_t nr, size_t kc, const float* a,
                                              size_t a_next, const float* b, size_t ldb,
                                              size_t b_next, float* c, size_t ldc,
                                              uint32_t flags, const axle_f32_epilogue_t* ep,
                                              size_t row0, size_t col0) {
-  if (mr == 2 * MR && nr > NR) {
-    tile_tall(nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0);
+  if (nr <= NR) {
+    /* One B panel: the 6x16 tile per A panel. */
+    axle_f32_gemm_6x16__avx512(mr < MR ? mr : MR, nr, kc, a, b, ldb, c, ldc, flags, ep, row0,
+                               col0);
+    if (mr > MR) {
+      const size_t c_rs = (flags & AXLE_F32_GEMM_STORE_T) ? 1 : ldc;
+      axle_f32_gemm_6x16__avx512(mr - MR, nr, kc, a + a_next, b, ldb, c + MR * c_rs, ldc, flags,
+                                 ep, row0 + MR, col0);
+    }
     return;
   }
-  tile_rows(mr < MR ? mr : MR, nr, kc, a, b, ldb, b_next, c, ldc, flags, ep, row0, col0);
-  if (mr > MR) {
-    const size_t c_rs = (flags & AXLE_F32_GEMM_STORE_T) ? 1 : ldc;
-    tile_rows(mr - MR, nr, kc, a + a_next, b, ldb, b_next, c + MR * c_rs, ldc, flags, ep,
-              row0 + MR, col0);
+#define AXLE_WIDE(R) tile_wide(R, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0)
+  switch (mr) {
+    case 1: AXLE_WIDE(1); break;
+    case 2: AXLE_WIDE(2); break;
+    case 3: AXLE_WIDE(3); break;
+    case 4: AXLE_WIDE(4); break;
+    case 5: AXLE_WIDE(5); break;
+    case 6: AXLE_WIDE(6); break;
+    case 7: AXLE_WIDE(7); break;
+    case 8: AXLE_WIDE(8); break;
+    case 9: AXLE_WIDE(9); break;
+    case 10: AXLE_WIDE(10); break;
+    case 11: AXLE_WIDE(11); break;
+    default: AXLE_WIDE(12); break;
   }
+#undef AXLE_WIDE
 }
 
 AXLE_AVX512 void axle_f32_gemm_6x16__avx512(size_t mr, size_t nr, size_t kc, const float* a,
