@@ -1,6 +1,8 @@
-/* Max pooling over planes, split across threads, dispatching to the AVX2
- * plane kernel where it applies. */
+/* Max pooling over planes, split across threads, and global pooling, each
+ * dispatching to the best plane / row kernel of this CPU that applies. */
 #include "axle_kernels.h"
+
+typedef enum plane_kernel_t { PLANE_SCALAR, PLANE_AVX2, PLANE_AVX512 } plane_kernel_t;
 
 typedef struct pool_run_t {
   const axle_f32_pool_params_t* p;
@@ -9,11 +11,15 @@ typedef struct pool_run_t {
   float* tmp;
   size_t tmp_floats;
   size_t planes, per_task;
-  int avx2;
+  plane_kernel_t kernel;
 } pool_run_t;
 
+/* Per thread: enough for whichever plane kernel dispatch picks, which may
+ * change after the caller sized the scratch (axle_kernels_set_isa). */
 static size_t tmp_floats(const axle_f32_pool_params_t* p) {
-  return (axle_f32_maxpool2d_tmp_size(p) + 15) / 16 * 16;
+  const size_t a = axle_f32_maxpool2d__avx2_tmp_size(p);
+  const size_t b = axle_f32_maxpool2d__avx512_tmp_size(p);
+  return ((a > b ? a : b) + 15) / 16 * 16;
 }
 
 size_t axle_f32_maxpool_scratch_size(const axle_f32_pool_params_t* p, uint32_t threads) {
@@ -25,17 +31,21 @@ static void pool_task(void* arg, size_t task, uint32_t thread) {
   const axle_f32_pool_params_t* p = r->p;
   const size_t in_vol = (size_t)(p->in[0] * p->in[1] * p->in[2]);
   const size_t out_vol = (size_t)(p->out[0] * p->out[1] * p->out[2]);
+  float* tmp = r->tmp + (size_t)thread * r->tmp_floats;
   size_t end = (task + 1) * r->per_task;
   if (end > r->planes) end = r->planes;
   for (size_t c = task * r->per_task; c < end; ++c) {
-    if (r->avx2) {
-      axle_f32_maxpool2d_plane__avx2(p, r->x + c * in_vol, r->y + c * out_vol,
-                                     r->tmp + (size_t)thread * r->tmp_floats);
+    const float* x = r->x + c * in_vol;
+    float* y = r->y + c * out_vol;
+    if (r->kernel == PLANE_AVX512) {
+      axle_f32_maxpool2d_plane__avx512(p, x, y, tmp);
+    } else if (r->kernel == PLANE_AVX2) {
+      axle_f32_maxpool2d_plane__avx2(p, x, y, tmp);
     } else {
       /* The reference on a one-plane view. */
       axle_f32_pool_params_t one = *p;
       one.channels = 1;
-      axle_f32_maxpool_scalar(&one, r->x + c * in_vol, r->y + c * out_vol, NULL);
+      axle_f32_maxpool_scalar(&one, x, y, NULL);
     }
   }
 }
@@ -43,10 +53,28 @@ static void pool_task(void* arg, size_t task, uint32_t thread) {
 void axle_f32_maxpool(const axle_f32_pool_params_t* p, const float* x, float* y, void* scratch,
                       const axle_parallel_t* par) {
   const uint32_t threads = axle_parallel_threads(par);
-  pool_run_t r = {p, x, y, scratch, tmp_floats(p), (size_t)p->channels, 1, 0};
-  r.avx2 = axle_kernels_isa() >= AXLE_ISA_AVX2_FMA && axle_f32_maxpool2d__avx2_supports(p);
+  const axle_isa_t isa = axle_kernels_isa();
+  pool_run_t r = {p, x, y, scratch, tmp_floats(p), (size_t)p->channels, 1, PLANE_SCALAR};
+  if (isa >= AXLE_ISA_AVX512 && axle_f32_maxpool2d__avx512_supports(p))
+    r.kernel = PLANE_AVX512;
+  else if (isa >= AXLE_ISA_AVX2_FMA && axle_f32_maxpool2d__avx2_supports(p))
+    r.kernel = PLANE_AVX2;
   const size_t tasks = threads > 1 ? (size_t)threads * 8 : 1;
   r.per_task = (r.planes + tasks - 1) / tasks;
   if (r.per_task == 0) r.per_task = 1;
   axle_parallel_run(par, (r.planes + r.per_task - 1) / r.per_task, pool_task, &r);
+}
+
+void axle_f32_global_avgpool(size_t channels, size_t size, const float* x, float* y) {
+  if (axle_kernels_isa() >= AXLE_ISA_AVX2_FMA)
+    axle_f32_global_avgpool__avx2(channels, size, x, y);
+  else
+    axle_f32_global_avgpool_scalar(channels, size, x, y);
+}
+
+void axle_f32_global_maxpool(size_t channels, size_t size, const float* x, float* y) {
+  if (axle_kernels_isa() >= AXLE_ISA_AVX2_FMA)
+    axle_f32_global_maxpool__avx2(channels, size, x, y);
+  else
+    axle_f32_global_maxpool_scalar(channels, size, x, y);
 }

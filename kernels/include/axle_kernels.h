@@ -353,23 +353,36 @@ void axle_f32_maxpool_scalar(const axle_f32_pool_params_t* p, const float* x, fl
  * [-pad, in + pad_end) (taps beyond it, from ceil_mode, never count). */
 void axle_f32_avgpool_scalar(const axle_f32_pool_params_t* p, const float* x, float* y);
 
-/* Max pooling without indices, planes split over par's threads: the AVX2
- * variant for 2-D windows with dilation 1 and stride 1 or 2, the scalar
+/* Max pooling without indices, planes split over par's threads: the
+ * AVX-512 or AVX2 plane variant for the 2-D windows it supports, the scalar
  * reference otherwise. scratch: axle_f32_maxpool_scratch_size bytes for the
  * same par->threads. */
 size_t axle_f32_maxpool_scratch_size(const axle_f32_pool_params_t* p, uint32_t threads);
 void axle_f32_maxpool(const axle_f32_pool_params_t* p, const float* x, float* y, void* scratch,
                       const axle_parallel_t* par);
+/* One plane of a 2-D max pooling with dilation 1, horizontal stride 1 or 2
+ * (any vertical stride, kernel and padding); tmp: *_tmp_size(p) floats (one
+ * padded row; 0 where the variant does not support p). */
 int axle_f32_maxpool2d__avx2_supports(const axle_f32_pool_params_t* p);
-/* One plane; tmp: axle_f32_maxpool2d_tmp_size(p) floats (the plane padded
- * with -inf). */
-size_t axle_f32_maxpool2d_tmp_size(const axle_f32_pool_params_t* p);
+size_t axle_f32_maxpool2d__avx2_tmp_size(const axle_f32_pool_params_t* p);
 void axle_f32_maxpool2d_plane__avx2(const axle_f32_pool_params_t* p, const float* x_plane,
                                     float* y_plane, float* tmp);
+int axle_f32_maxpool2d__avx512_supports(const axle_f32_pool_params_t* p);
+size_t axle_f32_maxpool2d__avx512_tmp_size(const axle_f32_pool_params_t* p);
+void axle_f32_maxpool2d_plane__avx512(const axle_f32_pool_params_t* p, const float* x_plane,
+                                      float* y_plane, float* tmp);
 
-/* Global pooling over the size contiguous elements of each of channels rows. */
+/* Global pooling over the size contiguous elements of each of channels rows.
+ * The average sums in double in every variant; the AVX2 one may differ from
+ * the scalar one in the last bit of the float result (summation order). The
+ * entry points without a suffix dispatch on axle_kernels_isa() (AVX-512
+ * machines run the AVX2 variants: wider vectors measured slower here). */
+void axle_f32_global_avgpool(size_t channels, size_t size, const float* x, float* y);
+void axle_f32_global_maxpool(size_t channels, size_t size, const float* x, float* y);
 void axle_f32_global_avgpool_scalar(size_t channels, size_t size, const float* x, float* y);
 void axle_f32_global_maxpool_scalar(size_t channels, size_t size, const float* x, float* y);
+void axle_f32_global_avgpool__avx2(size_t channels, size_t size, const float* x, float* y);
+void axle_f32_global_maxpool__avx2(size_t channels, size_t size, const float* x, float* y);
 
 /* ---------------------------------------------------------------------- */
 /* Normalisation and softmax                                               */
