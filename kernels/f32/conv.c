@@ -126,6 +126,7 @@ typedef struct dw_run_t {
   float* y;
   size_t planes, planes_per_task;
   axle_f32_dwconv_plane_fn plane_fn;
+  int multi; /* runs of planes go to axle_f32_dwconv_planes_3x3__avx512 */
 } dw_run_t;
 
 static void dw_task(void* arg, size_t task, uint32_t thread) {
@@ -136,6 +137,21 @@ static void dw_task(void* arg, size_t task, uint32_t thread) {
   const size_t mult = r->plan->m, ksize = r->plan->k;
   size_t end = (task + 1) * r->planes_per_task;
   if (end > r->planes) end = r->planes;
+  if (r->multi) {
+    /* Multiplier 1: input plane = output plane; a run stops at the end of
+     * an image, where the bias starts over. */
+    const size_t channels = (size_t)p->out_channels;
+    for (size_t plane = task * r->planes_per_task; plane < end;) {
+      const size_t oc = plane % channels;
+      const size_t run = channels - oc < end - plane ? channels - oc : end - plane;
+      axle_f32_dwconv_planes_3x3__avx512(
+          p, run, r->x + plane * in_vol, r->w + oc * ksize, r->ep->bias ? r->ep->bias + oc : NULL,
+          r->ep->residual ? r->ep->residual + plane * out_vol : NULL, r->ep,
+          r->y + plane * out_vol);
+      plane += run;
+    }
+    return;
+  }
   for (size_t plane = task * r->planes_per_task; plane < end; ++plane) {
     const size_t oc = plane % (size_t)p->out_channels, n = plane / (size_t)p->out_channels;
     const size_t ic = oc / mult;
@@ -172,7 +188,9 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
   }
   if (plan->algo == AXLE_F32_CONV_DEPTHWISE) {
     const uint32_t threads = axle_parallel_threads(par);
-    dw_run_t r = {plan, x, packed, ep, y, 0, 1, dw_plane_kernel(p)};
+    dw_run_t r = {plan, x, packed, ep, y, 0, 1, dw_plane_kernel(p), 0};
+    r.multi = plan->m == 1 && axle_kernels_isa() >= AXLE_ISA_AVX512 &&
+              axle_f32_dwconv_planes_3x3__avx512_supports(p);
     r.planes = (size_t)(p->batch * p->out_channels);
     /* About 8 tasks per thread: planes differ little in cost, and fewer
      * tasks would leave a thread idle when the other is preempted. */

@@ -289,3 +289,180 @@ AXLE_AVX512 void axle_f32_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t*
       out_row(&d, 2, pl, rows, g_lo, g_hi, groups, res, y);
   }
 }
+
+/* ---- several small planes per call -------------------------------------- */
+
+/* On small planes the per-plane kernel above spends more on borders than
+ * on FMAs: at 7x7 and 14x14 no vector of its flat walk is interior, so each
+ * one tracks its lanes' rows and columns, builds nine masks and (7 wide)
+ * wraps lanes over up to three rows, and every plane sets all that up
+ * again. Those masks depend on the plane's geometry only, so the planes of
+ * one call share one table of them (nine per output vector), and a vector
+ * is nine masked loads and FMAs. Stride 2 takes the same walk after
+ * splitting the plane into its four (even/odd row, even/odd column)
+ * quarters with the output's row pitch: every tap is then a fixed shift of
+ * the output position within one quarter, and the split costs two
+ * permutes per 32 floats of input where the per-plane kernel needs three
+ * per kernel row and 16 outputs. */
+#define FLAT_MAX_OUT 4096 /* outputs per plane: 256 vectors */
+#define FLAT_S2_FLOATS 4096 /* floats of the four quarters of a stride-2 plane */
+
+/* Floats from one quarter of a stride-2 plane to the next: (ih + 1) / 2
+ * rows of pitch ow, and room for the last row's store to run over. */
+static int64_t quarter_floats(const axle_f32_conv_params_t* p) {
+  return (p->in[1] + 1) / 2 * p->out[2] + 16;
+}
+
+int axle_f32_dwconv_planes_3x3__avx512_supports(const axle_f32_conv_params_t* p) {
+  if (!axle_f32_dwconv_3x3__avx2_fma_supports(p) || p->out[1] * p->out[2] > FLAT_MAX_OUT)
+    return 0;
+  if (p->stride[2] == 1) return p->out[2] == p->in[2];
+  /* A left padding of 1 or 2 keeps every tap's quarter column within
+   * [ox - 1, ox], so rows of pitch ow do not overlap. */
+  return p->out[2] <= 8 ||
+         ((p->pad[2] == 1 || p->pad[2] == 2) && 4 * quarter_floats(p) <= FLAT_S2_FLOATS);
+}
+
+/* floor(a / 2) for any sign. */
+static inline int64_t floor_half(int64_t a) { return a >= 0 ? a / 2 : -((1 - a) / 2); }
+
+/* The masks of every output vector of a plane, nine per vector in tap
+ * order: the lanes whose tap lies inside the input (and whose output
+ * exists). Returns the number of vectors. */
+AXLE_AVX512 static int64_t flat_masks(const axle_f32_conv_params_t* p, __mmask16* m) {
+  const int64_t s = p->stride[2], ih = p->in[1], iw = p->in[2], ow = p->out[2];
+  const int64_t n = p->out[1] * ow, nv = (n + 15) / 16;
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512 inv_ow = _mm512_set1_ps(1.0f / (float)ow);
+  for (int64_t v = 0; v < nv; ++v, m += 9) {
+    const __m512i o = _mm512_add_epi32(_mm512_set1_epi32((int)(16 * v)), lane);
+    /* o / ow in floats: (o + 0.5) / ow is at least 0.5 / ow from an
+     * integer, far more than the rounding error for n <= FLAT_MAX_OUT. */
+    const __m512i oy = _mm512_cvttps_epi32(
+        _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(o), _mm512_set1_ps(0.5f)), inv_ow));
+    const __m512i ox = _mm512_sub_epi32(o, _mm512_mullo_epi32(oy, _mm512_set1_epi32((int)ow)));
+    const __m512i vs = _mm512_set1_epi32((int)s);
+    const __m512i ry =
+        _mm512_sub_epi32(_mm512_mullo_epi32(oy, vs), _mm512_set1_epi32((int)p->pad[1]));
+    const __m512i cx =
+        _mm512_sub_epi32(_mm512_mullo_epi32(ox, vs), _mm512_set1_epi32((int)p->pad[2]));
+    const __mmask16 exists = lanes_inside(16 * v, n);
+    for (int t = 0; t < 3; ++t) {
+      const __mmask16 rows = in_range(ry, -t, ih - t);
+      for (int u = 0; u < 3; ++u) m[3 * t + u] = exists & rows & in_range(cx, -u, iw - u);
+    }
+  }
+  return nv;
+}
+
+/* A stride-2 plane into its quarters q (even row, even column; even, odd;
+ * odd, even; odd, odd). Whole vectors are stored: what one runs over the
+ * end of its row (later columns, or zeros) is overwritten by the next
+ * row's, or lies beyond the quarter's last row, and no output reads a
+ * column from ow on. Masked stores made the 14x14 and 28x28 planes 1.2-1.3x
+ * slower: the flat walk's loads waited on them. */
+AXLE_AVX512 static void split_plane(const axle_f32_conv_params_t* p, const float* x, float* q) {
+  const int64_t ih = p->in[1], iw = p->in[2], ow = p->out[2], qf = quarter_floats(p);
+  /* Chunks of 32 columns outside, so that their load masks are made once,
+   * the last first: only its stores run over, into columns that the other
+   * chunks then write. Rows in pairs (even, odd), one row of each quarter. */
+  for (int64_t c = (iw - 1) / 32 * 32; c >= 0; c -= 32) {
+    const __mmask16 m0 = lanes_inside(c, iw), m1 = lanes_inside(c + 16, iw);
+    const float* row = x + c;
+    float* at = q + c / 2;
+    for (int64_t r = 0; r < ih; r += 2, row += 2 * iw, at += ow) {
+      for (int64_t k = 0; k < 2 && r + k < ih; ++k) {
+        const float* in = row + k * iw;
+        const __m512 a = _mm512_maskz_loadu_ps(m0, in);
+        const __m512 b = _mm512_maskz_loadu_ps(m1, in + 16);
+        _mm512_storeu_ps(at + 2 * k * qf, even_of(a, b));
+        _mm512_storeu_ps(at + (2 * k + 1) * qf, odd_of(a, b));
+      }
+    }
+  }
+}
+
+/* Output vector at byte offset `at` of the flat walk: tap k reads 16 floats
+ * at src[k] + at under mask m[k]. */
+AXLE_AVX512 static inline __m512 flat_vector(const dw_plane_t* d, const uintptr_t src[9],
+                                             uintptr_t at, const __mmask16 m[9]) {
+  __m512 acc[3];
+  for (int t = 0; t < 3; ++t) {
+    acc[t] = t == 0 ? d->bias : _mm512_setzero_ps();
+    for (int u = 0; u < 3; ++u)
+      acc[t] = _mm512_fmadd_ps(
+          d->w[3 * t + u],
+          _mm512_maskz_loadu_ps(m[3 * t + u], (const float*)(src[3 * t + u] + at)), acc[t]);
+  }
+  return _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), acc[2]);
+}
+
+/* One plane of the flat walk with the masks m from flat_masks. */
+AXLE_AVX512 static inline void flat_plane(const dw_plane_t* d, int64_t nv, const __mmask16* m,
+                                          const uintptr_t src[9], const float* res, float* y) {
+  for (int64_t v = 0; v < nv; ++v, m += 9) {
+    const __m512 acc = flat_vector(d, src, (uintptr_t)(v * 64), m);
+    finish(d, acc, res ? res + 16 * v : NULL, y + 16 * v,
+           v == nv - 1 ? d->tail : (__mmask16)0xFFFF);
+  }
+}
+
+AXLE_AVX512 void axle_f32_dwconv_planes_3x3__avx512(const axle_f32_conv_params_t* p,
+                                                    size_t planes, const float* x,
+                                                    const float* w, const float* bias,
+                                                    const float* residual,
+                                                    const axle_f32_epilogue_t* ep, float* y) {
+  const int64_t s = p->stride[2], pt = p->pad[1], pl = p->pad[2];
+  const int64_t iw = p->in[2], ow = p->out[2];
+  const size_t in_vol = (size_t)(p->in[1] * iw), out_vol = (size_t)(p->out[1] * ow);
+  dw_plane_t d;
+  d.lo = _mm512_set1_ps(ep->min);
+  d.hi = _mm512_set1_ps(ep->max);
+  d.alpha = _mm512_set1_ps(ep->leaky_alpha);
+  d.leaky = ep->leaky;
+  if (s == 2 && ow <= 8) {
+    /* Two rows per vector: as fast as the split into quarters on 14x14
+     * planes, and they take any padding. */
+    for (size_t i = 0; i < planes; ++i) {
+      for (int k = 0; k < 9; ++k) d.w[k] = _mm512_set1_ps(w[9 * i + k]);
+      d.bias = _mm512_set1_ps(bias ? bias[i] : 0.0f);
+      plane_s2_narrow(&d, p, x + i * in_vol, residual ? residual + i * out_vol : NULL,
+                      y + i * out_vol);
+    }
+    return;
+  }
+  __mmask16 masks[FLAT_MAX_OUT / 16 * 9];
+  const int64_t nv = flat_masks(p, masks);
+  d.tail = lanes_inside(0, (int64_t)out_vol - (nv - 1) * 16);
+  /* Tap k's byte offset from its source (the plane, or its quarter). */
+  int64_t shift[9], quarter[9];
+  for (int t = 0; t < 3; ++t)
+    for (int u = 0; u < 3; ++u) {
+      const int k = 3 * t + u;
+      if (s == 1) {
+        shift[k] = ((t - pt) * iw + u - pl) * (int64_t)sizeof(float);
+        quarter[k] = 0;
+      } else {
+        shift[k] = (floor_half(t - pt) * ow + floor_half(u - pl)) * (int64_t)sizeof(float);
+        quarter[k] = ((t - pt) & 1) * 2 + ((u - pl) & 1);
+      }
+    }
+  /* Two sets of quarters: the next plane is split before this one is
+   * read, so that its loads need not wait on the split's stores (56x56
+   * planes took 1.15x longer with one set). */
+  _Alignas(64) float split[2][FLAT_S2_FLOATS];
+  const int64_t qf = s == 2 ? quarter_floats(p) : 0;
+  if (s == 2) split_plane(p, x, split[0]);
+  for (size_t i = 0; i < planes; ++i) {
+    const float* xi = x + i * in_vol;
+    if (s == 2 && i + 1 < planes) split_plane(p, xi + in_vol, split[(i + 1) & 1]);
+    uintptr_t src[9];
+    for (int k = 0; k < 9; ++k) {
+      const float* base = s == 1 ? xi : split[i & 1] + quarter[k] * qf;
+      src[k] = (uintptr_t)base + (uintptr_t)shift[k];
+    }
+    for (int k = 0; k < 9; ++k) d.w[k] = _mm512_set1_ps(w[9 * i + k]);
+    d.bias = _mm512_set1_ps(bias ? bias[i] : 0.0f);
+    flat_plane(&d, nv, masks, src, residual ? residual + i * out_vol : NULL, y + i * out_vol);
+  }
+}

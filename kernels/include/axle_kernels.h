@@ -323,6 +323,19 @@ void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t* p,
 void axle_f32_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t* p, const float* x_plane,
                                        const float* w, float bias, const float* residual,
                                        const axle_f32_epilogue_t* ep, float* y_plane);
+/* `planes` consecutive planes of one image with channel multiplier 1, for
+ * the small planes where per-plane borders and setup dominate: plane i
+ * reads x + i * (input volume) and w + 9 i, adds bias[i] (bias may be NULL)
+ * and residual + i * (output volume) (residual may be NULL) and writes
+ * y + i * (output volume). Takes 3x3 planes of at most 4096 outputs, stride
+ * 1 with an output as wide as the input, or stride 2 with output rows of at
+ * most 8 or a left padding of 1 or 2 and a small enough input (the
+ * _supports test); the reference is the scalar plane kernel. */
+int axle_f32_dwconv_planes_3x3__avx512_supports(const axle_f32_conv_params_t* p);
+void axle_f32_dwconv_planes_3x3__avx512(const axle_f32_conv_params_t* p, size_t planes,
+                                        const float* x, const float* w, const float* bias,
+                                        const float* residual, const axle_f32_epilogue_t* ep,
+                                        float* y);
 
 /* ---------------------------------------------------------------------- */
 /* Pooling                                                                 */
