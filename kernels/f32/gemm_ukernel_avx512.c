@@ -126,11 +126,16 @@ AXLE_AVX512_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* 
   /* Next B panel into L2 at the pace this one is consumed (see the AVX2
    * kernel: pre-packed weights streamed from memory). */
   const size_t next_panel = ldb == NR ? kc * NR : NR;
+  /* And the next A panel (the driver packs A panels kc * MR apart): the
+   * one-panel tiles of Winograd's per-point products at 7x7 stream 1 MB of
+   * weights per point for 16 columns (see tile_wide). */
+  const size_t next_a = kc * MR;
   size_t p = 0;
 #pragma GCC unroll 2
   for (; p + 2 <= kc; p += 2) {
     _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
     _mm_prefetch((const char*)(b + ldb + next_panel), _MM_HINT_T1);
+    _mm_prefetch((const char*)(a + next_a), _MM_HINT_T1);
     const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + ldb);
     const float* a1 = a + MR;
     c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), b0, c0);
