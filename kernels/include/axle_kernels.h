@@ -249,7 +249,8 @@ void axle_f32_conv_gemm_scalar(const axle_f32_conv_params_t* p, const float* x,
  *   IM2COL     any other grouped/full convolution: B is unfolded block by
  *              block into per-worker scratch, never as a whole
  *   DEPTHWISE  one input channel per group (any channel multiplier): direct
- *              per-plane kernels, AVX2 for 2-D 3x3 (stride 1 or 2)
+ *              per-plane kernels, AVX2 / AVX-512 for 2-D 3x3 (stride 1 or
+ *              2); with AVX-512, runs of small planes (multiplier 1) per call
  *   WINOGRAD   2-D 3x3, stride 1, dilation 1, one group, up to 512 channels
  *              in and out, output at least 7x7, with AVX2: F(2x2, 3x3), 16
  *              GEMMs with 2.25x fewer multiplies (see conv_winograd_avx2.c)
