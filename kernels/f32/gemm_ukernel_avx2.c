@@ -138,6 +138,9 @@ AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
    * pace this one is consumed hides that. A prefetch past the end of the
    * buffer is harmless (no fault). */
   const size_t next_panel = ldb == NR ? kc * NR : NR;
+  /* The same for A: the driver packs its panels kc * MR apart, and
+   * pre-packed weights on the A side (most layers) come from memory too. */
+  const size_t next_a = kc * MR;
   if (nr <= NR / 2) {
     /* Half-width tile (the last panel of 196 or 49 columns): the second B
      * vector would only multiply zero padding, at the full tile's cost.
@@ -147,6 +150,7 @@ AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
 #pragma GCC unroll 2
     for (; p + 2 <= kc; p += 2) {
       _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
+      _mm_prefetch((const char*)(a + next_a), _MM_HINT_T1);
       const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + ldb);
       const float* a1 = a + MR;
       c00 = _mm256_fmadd_ps(_mm256_broadcast_ss(a), b0, c00);
@@ -193,6 +197,7 @@ AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
 #pragma GCC unroll 4
     for (size_t p = 0; p < kc; ++p) {
       _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
+      if (p % 2 == 0) _mm_prefetch((const char*)(a + next_a), _MM_HINT_T1);
       const __m256 b0 = _mm256_loadu_ps(b);
       const __m256 b1 = _mm256_loadu_ps(b + 8);
       __m256 av = _mm256_broadcast_ss(a);
