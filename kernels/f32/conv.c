@@ -81,12 +81,20 @@ static void group_gemm(const axle_f32_conv_plan_t* plan, axle_f32_gemm_t* g) {
 typedef struct im2col_ctx_t {
   const axle_f32_conv_params_t* p;
   const float* x_group;
+  axle_f32_im2col_block_fn block;
 } im2col_ctx_t;
+
+static axle_f32_im2col_block_fn im2col_kernel(void) {
+  const axle_isa_t isa = axle_kernels_isa();
+  if (isa >= AXLE_ISA_AVX512) return axle_f32_im2col_block__avx512;
+  if (isa >= AXLE_ISA_AVX2_FMA) return axle_f32_im2col_block__avx2;
+  return axle_f32_im2col_block;
+}
 
 static void im2col_gen(const void* ctx, size_t k0, size_t kc, size_t c0, size_t cols,
                        float* dst) {
   const im2col_ctx_t* c = ctx;
-  axle_f32_im2col_block(c->p, c->x_group, k0, kc, c0, cols, dst);
+  c->block(c->p, c->x_group, k0, kc, c0, cols, dst);
 }
 
 /* Fills the input operand of g for one image and group (data or generator)
@@ -171,7 +179,7 @@ size_t axle_f32_conv_scratch_size(const axle_f32_conv_plan_t* plan, uint32_t thr
     return axle_f32_conv_winograd_scratch_size(&plan->p, threads);
   axle_f32_gemm_t g;
   group_gemm(plan, &g);
-  im2col_ctx_t ctx = {&plan->p, NULL};
+  im2col_ctx_t ctx = {&plan->p, NULL, NULL};
   /* Any non-NULL pointer: only the operand kinds matter for the size. */
   bind_operands(plan, &g, (const float*)plan, (const float*)plan, &ctx);
   return axle_f32_gemm_scratch_size(&g, threads);
@@ -210,7 +218,7 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
     for (int64_t gi = 0; gi < p->groups; ++gi) {
       axle_f32_gemm_t g;
       group_gemm(plan, &g);
-      im2col_ctx_t ctx = {p, NULL};
+      im2col_ctx_t ctx = {p, NULL, im2col_kernel()};
       const size_t first_out = (size_t)(n * p->out_channels + gi * (int64_t)plan->m);
       bind_operands(plan, &g, x + ((size_t)n * (size_t)p->in_channels + (size_t)gi * cg) * in_vol,
                     packed + (size_t)gi * plan->group_floats, &ctx);
@@ -259,7 +267,11 @@ void axle_f32_im2col_block(const axle_f32_conv_params_t* p, const float* x_group
         for (int64_t j = 0; j < run; ++j) d[j] = 0.0f;
       } else {
         const float* xrow = xc + (i0 * p->in[1] + i1) * p->in[2] + start2;
-        const int64_t a = lo > o2 ? lo : o2, b = hi < o2 + run ? hi : o2 + run;
+        int64_t a = lo > o2 ? lo : o2;
+        const int64_t b = hi < o2 + run ? hi : o2 + run;
+        /* A window may end before the row's first inside column: the
+         * leading zeros must stop at its end too. */
+        if (a > b) a = b;
         int64_t j = o2;
         for (; j < a; ++j) d[j - o2] = 0.0f;
         /* Constant strides vectorise (stride 2: loads and shuffles); the

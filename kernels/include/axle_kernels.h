@@ -303,6 +303,17 @@ void axle_f32_conv_winograd__avx2_fma(const axle_f32_conv_params_t* p, const flo
  * x_group: the group's first input channel. */
 void axle_f32_im2col_block(const axle_f32_conv_params_t* p, const float* x_group, size_t k0,
                            size_t kc, size_t n0, size_t nc, float* dst);
+/* The same blocks from vector moves worked out once per kernel tap and
+ * replayed for every channel (im2col_moves.c), at strides 1 and 2 (others
+ * go to the reference). The prepared convolution picks the one for
+ * axle_kernels_isa(). */
+typedef void (*axle_f32_im2col_block_fn)(const axle_f32_conv_params_t* p, const float* x_group,
+                                         size_t k0, size_t kc, size_t n0, size_t nc,
+                                         float* dst);
+void axle_f32_im2col_block__avx2(const axle_f32_conv_params_t* p, const float* x_group,
+                                 size_t k0, size_t kc, size_t n0, size_t nc, float* dst);
+void axle_f32_im2col_block__avx512(const axle_f32_conv_params_t* p, const float* x_group,
+                                   size_t k0, size_t kc, size_t n0, size_t nc, float* dst);
 
 /* One output plane of a depthwise convolution with its epilogue: x_plane
  * is the input channel's plane, w its kernel, bias/residual this output

@@ -618,6 +618,123 @@ static void test_im2col_block(void) {
   }
 }
 
+typedef struct im2col_variant_t {
+  const char* what;
+  axle_f32_im2col_block_fn fn;
+  int (*available)(void);
+} im2col_variant_t;
+
+static const im2col_variant_t k_im2col_variants[] = {
+    {"im2col block avx2 vs scalar", axle_f32_im2col_block__avx2, have_avx2},
+    {"im2col block avx512 vs scalar", axle_f32_im2col_block__avx512, have_avx512},
+};
+
+/* Blocks too wide for the move lists of all their taps at once: a 7x7
+ * stride-2 stem (taps in groups over whole rows) and maps 2 columns wide
+ * (one tap at a time over windows of the columns). */
+static const conv_shape_t k_im2col_wide[] = {
+    {1, 1, 3, 1, {1, 60, 230}, {1, 7, 7}, {1, 2, 2}, {0}, {0, 3, 3}, {0, 3, 3}},
+    {1, 1, 2, 1, {1, 1100, 2}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+    {1, 1, 2, 1, {1, 2200, 3}, {1, 3, 3}, {1, 2, 2}, {0}, {0, 1, 1}, {0, 1, 1}},
+};
+
+/* Blocks of p's unfolded matrix through v against the reference, bit for
+ * bit: all of it, windows whose first and last pixels fall mid-row, the
+ * last pixel of a row alone, one column; + 16 floats past each block must
+ * stay untouched (a masked tail may not write beyond it). */
+static void im2col_check(const im2col_variant_t* v, const axle_f32_conv_params_t* p) {
+  const int64_t cg = p->in_channels / p->groups;
+  const size_t rows = (size_t)(cg * p->kernel[0] * p->kernel[1] * p->kernel[2]);
+  const size_t cols = (size_t)(p->out[0] * p->out[1] * p->out[2]);
+  const size_t out2 = (size_t)p->out[2];
+  const size_t wins[][4] = {
+      {0, rows, 0, cols},
+      {rows / 3, rows - rows / 3 - rows / 4, cols / 3, cols - cols / 3 - cols / 4},
+      {rows - 1, 1, out2 - 1, cols - (out2 - 1)},
+      {1 % rows, rows - 1 % rows, cols - 1, 1},
+      {0, rows, out2 / 2, cols - out2 / 2 > out2 + 1 ? out2 + 1 : cols - out2 / 2},
+  };
+  /* The input ends where its allocation does: the sanitizer build catches
+   * an unmasked read past it. */
+  const size_t xn = (size_t)(cg * p->in[0] * p->in[1] * p->in[2]), xpad = (xn + 15) / 16 * 16;
+  float* xbuf = kt_array(xpad);
+  const float* x = xbuf + (xpad - xn);
+  for (size_t w = 0; w < sizeof wins / sizeof wins[0]; ++w) {
+    const size_t k0 = wins[w][0], kc = wins[w][1], n0 = wins[w][2], nc = wins[w][3];
+    if (kc == 0 || nc == 0) continue;
+    float* want = kt_array(kc * nc + 16);
+    float* got = kt_array(kc * nc + 16);
+    memcpy(got, want, (kc * nc + 16) * sizeof(float));
+    axle_f32_im2col_block(p, x, k0, kc, n0, nc, want);
+    v->fn(p, x, k0, kc, n0, nc, got);
+    if (!kt_close(v->what, got, want, kc * nc + 16, 0.0, 0.0))
+      fprintf(stderr,
+              "in %lldx%lldx%lld k %lldx%lldx%lld s %lld,%lld d %lld pad %lld,%lld out "
+              "%lldx%lldx%lld rows [%zu, +%zu) cols [%zu, +%zu)\n",
+              (long long)p->in[0], (long long)p->in[1], (long long)p->in[2],
+              (long long)p->kernel[0], (long long)p->kernel[1], (long long)p->kernel[2],
+              (long long)p->stride[1], (long long)p->stride[2], (long long)p->dilation[2],
+              (long long)p->pad[1], (long long)p->pad[2], (long long)p->out[0],
+              (long long)p->out[1], (long long)p->out[2], k0, kc, n0, nc);
+    free(want);
+    free(got);
+  }
+  free(xbuf);
+}
+
+static void test_im2col_variants(void) {
+  /* Square kernels 1, 3, 5, 7 at strides 1, 2, 3 (also unequal), dilation
+   * 1 and 2, padding none, "same", wider than the kernel and uneven; maps
+   * 1..17 wide (under one vector, and its tail) and a few wider ones (a
+   * full vector before the tail), 1 to 9 rows; and the conv shapes. */
+  static const int64_t widths[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+                                   13, 14, 15, 16, 17, 31, 33, 40, 57};
+  static const int64_t heights[] = {1, 4, 9};
+  static const int64_t strides[][2] = {{1, 1}, {2, 2}, {3, 3}, {1, 2}, {2, 1}};
+  for (size_t vi = 0; vi < sizeof k_im2col_variants / sizeof k_im2col_variants[0]; ++vi) {
+    const im2col_variant_t* v = &k_im2col_variants[vi];
+    if (!v->available()) {
+      CU_PASS("variant not available on this machine");
+      continue;
+    }
+    for (int64_t k = 1; k <= 7; k += 2)
+      for (size_t si = 0; si < sizeof strides / sizeof strides[0]; ++si)
+        for (int64_t dil = 1; dil <= 2; ++dil)
+          for (int pi = 0; pi < 4; ++pi)
+            for (size_t hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi)
+              for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi) {
+                const int64_t span = (k - 1) * dil + 1, h = heights[hi], w = widths[wi];
+                const int64_t pads[4][2] = {{0, 0}, {span / 2, span / 2}, {span, span},
+                                            {span / 2 + 1, 0}};
+                const int64_t pb = pads[pi][0], pe = pads[pi][1];
+                if (h + pb + pe < span || w + pb + pe < span) continue;
+                const conv_shape_t shape = {1,
+                                            1,
+                                            2,
+                                            1,
+                                            {1, h, w},
+                                            {1, k, k},
+                                            {1, strides[si][0], strides[si][1]},
+                                            {1, dil, dil},
+                                            {0, pb, pb},
+                                            {0, pe, pe}};
+                axle_f32_conv_params_t p;
+                conv_fill(&shape, &p);
+                im2col_check(v, &p);
+              }
+    for (size_t i = 0; i < sizeof k_convs / sizeof k_convs[0]; ++i) {
+      axle_f32_conv_params_t p;
+      conv_fill(&k_convs[i], &p);
+      im2col_check(v, &p);
+    }
+    for (size_t i = 0; i < sizeof k_im2col_wide / sizeof k_im2col_wide[0]; ++i) {
+      axle_f32_conv_params_t p;
+      conv_fill(&k_im2col_wide[i], &p);
+      im2col_check(v, &p);
+    }
+  }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Max pooling                                                               */
 /* ------------------------------------------------------------------------ */
@@ -702,12 +819,15 @@ int main(void) {
       {"depthwise 3x3 avx2/avx512 = scalar, planes 1..20 x 1..33", test_dwconv_planes},
       {"im2col blocks", test_im2col_block},
   };
+  static const kt_entry_t im2col[] = {
+      {"im2col block avx2/avx512 = scalar, maps 1..17 wide, windows", test_im2col_variants},
+  };
   static const kt_entry_t pool[] = {
       {"max pooling, every variant and thread count", test_maxpool},
   };
   if (CU_initialize_registry() != CUE_SUCCESS) return 1;
   if (KT_ADD_SUITE("f32 gemm", gemm) || KT_ADD_SUITE("f32 conv", conv) ||
-      KT_ADD_SUITE("f32 pool", pool)) {
+      KT_ADD_SUITE("f32 im2col", im2col) || KT_ADD_SUITE("f32 pool", pool)) {
     CU_cleanup_registry();
     return 1;
   }
