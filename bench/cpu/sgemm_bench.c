@@ -71,10 +71,10 @@ static int peak_is_avx512(void) {
 
 static const char* ukernel_name(void) {
   const axle_f32_gemm_ukernel_fn uk = axle_f32_gemm_ukernel();
-  /* At AVX-512 the driver pairs panels into 6x32 tiles; a lone panel
+  /* At AVX-512 the driver pairs A and B panels into 12x32 tiles; a lone panel
    * left at the end takes the 6x16 kernel. */
   if (uk == axle_f32_gemm_6x16__avx512)
-    return "axle_f32_gemm_6x32__avx512 (6x16__avx512 for a last lone panel)";
+    return "axle_f32_gemm_12x32__avx512 (6x16__avx512 for a last lone panel)";
   if (uk == axle_f32_gemm_6x16__avx2_fma) return "axle_f32_gemm_6x16__avx2_fma";
   return "axle_f32_gemm_6x16__scalar";
 }
