@@ -209,7 +209,10 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
     return;
   }
   if (plan->algo == AXLE_F32_CONV_WINOGRAD) {
-    axle_f32_conv_winograd__avx2_fma(p, x, packed, ep, y, scratch, par);
+    if (axle_kernels_isa() >= AXLE_ISA_AVX512)
+      axle_f32_conv_winograd__avx512(p, x, packed, ep, y, scratch, par);
+    else
+      axle_f32_conv_winograd__avx2_fma(p, x, packed, ep, y, scratch, par);
     return;
   }
   const size_t in_vol = (size_t)volume(p->in), out_vol = plan->n;

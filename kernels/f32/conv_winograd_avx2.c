@@ -12,7 +12,9 @@
  * reads 4 padded input rows per tile row and writes V for 8 tiles per vector
  * (stride-2 deinterleaving: neighbouring tiles start 2 columns apart); the
  * output transform applies the fused epilogue while scattering 2x2 tiles
- * back into NCHW. Two schedules:
+ * back into NCHW. conv_winograd_avx512.c has transforms on 16 tiles per
+ * vector that run in this file's schedule (winograd_internal.h). Two
+ * schedules:
  *  - blocked (large maps): blocks of whole tile rows, one block per task,
  *    V and M sized to stay near L2, the 16 GEMMs serial inside the task;
  *    every block streams all of U, which is cheap next to its tiles.
@@ -30,6 +32,7 @@
 
 #include "axle_kernels.h"
 #include "gemm_internal.h"
+#include "winograd_internal.h"
 
 #define AXLE_AVX2 __attribute__((target("avx2,fma")))
 
@@ -41,19 +44,6 @@
 #define WINO_BLOCK_BYTES (1u << 20)
 /* V and M of a whole image at most this: the whole-image schedule. */
 #define WINO_IMAGE_BYTES (4u << 20)
-
-typedef struct wino_geom_t {
-  size_t c, m;         /* input, output channels */
-  size_t th, tw;       /* tile rows, tiles per row */
-  size_t rows;         /* tile rows per block */
-  size_t blocks;       /* per image */
-  size_t tb, ld;       /* tiles per block; row stride of V and M (room for 8-lane spill) */
-  size_t groups;       /* 8-tile groups per tile row */
-  size_t cols;         /* padded input row width */
-  int whole;           /* whole-image schedule (one block, shared V and M) */
-  size_t v_floats, m_floats, row_floats, gemm_floats, worker_floats;
-  size_t scratch_floats;
-} wino_geom_t;
 
 static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 static size_t round_up(size_t a, size_t b) { return div_up(a, b) * b; }
@@ -110,8 +100,13 @@ static void geometry(const axle_f32_conv_params_t* p, uint32_t threads, wino_geo
   g->blocks = div_up(g->th, g->rows);
   g->tb = g->rows * g->tw;
   g->ld = round_up(g->tb + 8, 16);
-  g->v_floats = 16 * g->c * g->ld;
-  g->m_floats = 16 * g->m * g->ld;
+  /* One cache line between consecutive elements' matrices: c * ld is a
+   * multiple of 4 KiB for 64 channels and up, which put the 16 streams a
+   * transform writes (or reads) in one L1 set, more than its ways. */
+  g->v_e = g->c * g->ld + 16;
+  g->m_e = g->m * g->ld + 16;
+  g->v_floats = 16 * g->v_e;
+  g->m_floats = 16 * g->m_e;
   g->row_floats = round_up(4 * g->cols, 16);
   axle_f32_gemm_t gm;
   gemm_for_block(g, &gm);
@@ -163,17 +158,6 @@ void axle_f32_conv_winograd_pack(const axle_f32_conv_params_t* p, const float* w
   }
 }
 
-typedef struct wino_run_t {
-  const axle_f32_conv_params_t* p;
-  const wino_geom_t* g;
-  const float* x;
-  const float* u;   /* 16 packed U_e */
-  size_t u_stride;  /* floats per U_e */
-  const axle_f32_epilogue_t* ep;
-  float* y;
-  float* scratch;
-} wino_run_t;
-
 /* Even / odd floats of the 16 starting at x, in order. */
 AXLE_AVX2 static inline __m256 even16(const float* x) {
   const __m256 t = _mm256_shuffle_ps(_mm256_loadu_ps(x), _mm256_loadu_ps(x + 8), 0x88);
@@ -185,13 +169,13 @@ AXLE_AVX2 static inline __m256 odd16(const float* x) {
 }
 
 /* V for channel c of the block's tile rows [ty0, ty0 + rows): 16 rows of
- * V (one per element e, stride c_count * ld), 8 tiles per vector. */
+ * V (one per element e, v_e apart), 8 tiles per vector. */
 AXLE_AVX2 static void input_transform(const wino_run_t* r, const float* xc, size_t ty0,
                                       size_t rows, float* v, float* buf) {
   const axle_f32_conv_params_t* p = r->p;
   const wino_geom_t* g = r->g;
   const int64_t ih = p->in[1], iw = p->in[2], pt = p->pad[1], pl = p->pad[2];
-  const size_t e_stride = g->c * g->ld;
+  const size_t e_stride = g->v_e;
   const int64_t cols = (int64_t)g->cols;
   for (size_t rl = 0; rl < rows; ++rl) {
     const int64_t ty = (int64_t)(ty0 + rl);
@@ -282,7 +266,7 @@ AXLE_AVX2 static void output_transform(const wino_run_t* r, const float* mbuf, s
                                        const float* res_plane) {
   const wino_geom_t* g = r->g;
   const size_t oh = (size_t)r->p->out[1], ow = (size_t)r->p->out[2];
-  const size_t e_stride = g->m * g->ld;
+  const size_t e_stride = g->m_e;
   const float bias = r->ep->bias ? r->ep->bias[o] : 0.0f;
   const float* mo = mbuf + o * g->ld;
   for (size_t rl = 0; rl < rows; ++rl) {
@@ -313,7 +297,7 @@ AXLE_AVX2 static void output_transform(const wino_run_t* r, const float* mbuf, s
   }
 }
 
-AXLE_AVX2 static void wino_task(void* arg, size_t task, uint32_t thread) {
+static void wino_task(void* arg, size_t task, uint32_t thread) {
   const wino_run_t* r = arg;
   const axle_f32_conv_params_t* p = r->p;
   const wino_geom_t* g = r->g;
@@ -327,20 +311,20 @@ AXLE_AVX2 static void wino_task(void* arg, size_t task, uint32_t thread) {
   const size_t in_vol = (size_t)(p->in[1] * p->in[2]), out_vol = (size_t)(p->out[1] * p->out[2]);
   const float* x = r->x + image * g->c * in_vol;
   for (size_t c = 0; c < g->c; ++c)
-    input_transform(r, x + c * in_vol, ty0, rows, v + c * g->ld, buf);
+    r->input(r, x + c * in_vol, ty0, rows, v + c * g->ld, buf);
   axle_f32_gemm_t gm;
   gemm_for_block(g, &gm);
   gm.n = rows * g->tw; /* a last, partial block: only the tiles it has */
   for (size_t e = 0; e < 16; ++e) {
     gm.a.packed = r->u + e * r->u_stride;
-    gm.b.data = v + e * g->c * g->ld;
-    gm.c = mbuf + e * g->m * g->ld;
+    gm.b.data = v + e * g->v_e;
+    gm.c = mbuf + e * g->m_e;
     axle_f32_gemm(&gm, gemm_scratch, NULL);
   }
   float* y = r->y + image * g->m * out_vol;
   const float* res = r->ep->residual ? r->ep->residual + image * g->m * out_vol : NULL;
   for (size_t o = 0; o < g->m; ++o)
-    output_transform(r, mbuf, o, ty0, rows, y + o * out_vol, res ? res + o * out_vol : NULL);
+    r->output(r, mbuf, o, ty0, rows, y + o * out_vol, res ? res + o * out_vol : NULL);
 }
 
 /* Whole-image schedule: phase tasks over channels, a run of channels per
@@ -364,8 +348,8 @@ static void input_phase(void* arg, size_t task, uint32_t thread) {
   const size_t c0 = task * ph->in_per_task;
   const size_t c1 = g->c - c0 < ph->in_per_task ? g->c : c0 + ph->in_per_task;
   for (size_t c = c0; c < c1; ++c)
-    input_transform(ph->r, ph->x + c * in_vol, 0, g->th, ph->v + c * g->ld,
-                    ph->bufs + (size_t)thread * g->row_floats);
+    ph->r->input(ph->r, ph->x + c * in_vol, 0, g->th, ph->v + c * g->ld,
+                 ph->bufs + (size_t)thread * g->row_floats);
 }
 
 static void gemm_phase(void* arg, size_t e, uint32_t thread) {
@@ -374,8 +358,8 @@ static void gemm_phase(void* arg, size_t e, uint32_t thread) {
   axle_f32_gemm_t gm;
   gemm_for_block(g, &gm);
   gm.a.packed = ph->r->u + e * ph->r->u_stride;
-  gm.b.data = ph->v + e * g->c * g->ld;
-  gm.c = ph->m + e * g->m * g->ld;
+  gm.b.data = ph->v + e * g->v_e;
+  gm.c = ph->m + e * g->m_e;
   axle_f32_gemm(&gm, ph->gemm_scratch + (size_t)thread * g->gemm_floats, NULL);
 }
 
@@ -386,18 +370,19 @@ static void output_phase(void* arg, size_t task, uint32_t thread) {
   const size_t m = ph->r->g->m, o0 = task * ph->out_per_task;
   const size_t o1 = m - o0 < ph->out_per_task ? m : o0 + ph->out_per_task;
   for (size_t o = o0; o < o1; ++o)
-    output_transform(ph->r, ph->m, o, 0, ph->r->g->th, ph->y + o * out_vol,
-                     ph->res ? ph->res + o * out_vol : NULL);
+    ph->r->output(ph->r, ph->m, o, 0, ph->r->g->th, ph->y + o * out_vol,
+                  ph->res ? ph->res + o * out_vol : NULL);
 }
 
-void axle_f32_conv_winograd__avx2_fma(const axle_f32_conv_params_t* p, const float* x,
-                                      const float* packed, const axle_f32_epilogue_t* ep,
-                                      float* y, void* scratch, const axle_parallel_t* par) {
+void axle_f32_conv_winograd_run(const axle_f32_conv_params_t* p, const float* x,
+                                const float* packed, const axle_f32_epilogue_t* ep, float* y,
+                                void* scratch, const axle_parallel_t* par, wino_input_fn input,
+                                wino_output_fn output) {
   wino_geom_t g;
   geometry(p, axle_parallel_threads(par), &g);
   wino_run_t r = {p, &g, x, packed,
                   axle_f32_gemm_packed_a_size((size_t)p->out_channels, (size_t)p->in_channels),
-                  ep, y, scratch};
+                  ep, y, scratch, input, output};
   if (!g.whole) {
     axle_parallel_run(par, (size_t)p->batch * g.blocks, wino_task, &r);
     return;
@@ -419,4 +404,11 @@ void axle_f32_conv_winograd__avx2_fma(const axle_f32_conv_params_t* p, const flo
     axle_parallel_run(par, 16, gemm_phase, &ph);
     axle_parallel_run(par, div_up(g.m, ph.out_per_task), output_phase, &ph);
   }
+}
+
+void axle_f32_conv_winograd__avx2_fma(const axle_f32_conv_params_t* p, const float* x,
+                                      const float* packed, const axle_f32_epilogue_t* ep,
+                                      float* y, void* scratch, const axle_parallel_t* par) {
+  axle_f32_conv_winograd_run(p, x, packed, ep, y, scratch, par, input_transform,
+                             output_transform);
 }

@@ -286,8 +286,9 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
                    const axle_f32_epilogue_t* ep, float* y, void* scratch,
                    const axle_parallel_t* par);
 
-/* Winograd F(2x2, 3x3) pieces behind AXLE_F32_CONV_WINOGRAD (AVX2 only; the
- * reference is axle_f32_conv_direct_scalar). */
+/* Winograd F(2x2, 3x3) pieces behind AXLE_F32_CONV_WINOGRAD (AVX2 and up;
+ * the reference is axle_f32_conv_direct_scalar). Both variants take the same
+ * packed weights and scratch, and give the same bits. */
 int axle_f32_conv_winograd_supports(const axle_f32_conv_params_t* p);
 size_t axle_f32_conv_winograd_packed_size(const axle_f32_conv_params_t* p);
 void axle_f32_conv_winograd_pack(const axle_f32_conv_params_t* p, const float* w,
@@ -296,6 +297,9 @@ size_t axle_f32_conv_winograd_scratch_size(const axle_f32_conv_params_t* p, uint
 void axle_f32_conv_winograd__avx2_fma(const axle_f32_conv_params_t* p, const float* x,
                                       const float* packed, const axle_f32_epilogue_t* ep,
                                       float* y, void* scratch, const axle_parallel_t* par);
+void axle_f32_conv_winograd__avx512(const axle_f32_conv_params_t* p, const float* x,
+                                    const float* packed, const axle_f32_epilogue_t* ep, float* y,
+                                    void* scratch, const axle_parallel_t* par);
 
 /* Unfolds the block of the im2col matrix of one image and group with rows
  * [k0, k0 + kc) (channel x kernel tap) and columns [n0, n0 + nc) (output

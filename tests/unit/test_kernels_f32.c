@@ -506,6 +506,99 @@ static void conv_isa_run(void) {
 }
 static void test_conv_isas(void) { below_best_isa(conv_isa_run); }
 
+/* One Winograd convolution through the AVX-512 variant against the direct
+ * reference, and against the AVX2 variant bit for bit (same additions in the
+ * same order), 32 floats past the output included (masked stores). */
+static void wino_case(const conv_shape_t* s, const ref_ep_t* e, uint32_t threads) {
+  axle_f32_conv_params_t p;
+  conv_fill(s, &p);
+  CU_ASSERT_FATAL(axle_f32_conv_winograd_supports(&p));
+  const size_t in_n = (size_t)(p.batch * p.in_channels * p.in[1] * p.in[2]);
+  const size_t out_n = (size_t)(p.batch * p.out_channels * p.out[1] * p.out[2]);
+  float* x = kt_array(in_n);
+  float* w = kt_array((size_t)(p.out_channels * p.in_channels * 9));
+  float* bias = kt_array((size_t)p.out_channels);
+  float* res = kt_array(out_n);
+  float* want = kt_array(out_n);
+  float* y2 = kt_array(out_n + 32);
+  float* y5 = malloc((out_n + 32) * sizeof(float));
+  memcpy(y5, y2, (out_n + 32) * sizeof(float));
+  axle_f32_epilogue_t ep;
+  make_ep(e, bias, res, 0, &ep);
+  axle_f32_conv_direct_scalar(&p, x, w, ep.bias, want);
+  for (size_t i = 0; i < out_n; ++i)
+    want[i] = ref_act((double)want[i] + (ep.residual ? res[i] : 0.0), &ep);
+  float* packed = kt_array(axle_f32_conv_winograd_packed_size(&p)); /* floats */
+  axle_f32_conv_winograd_pack(&p, w, packed);
+  uint32_t tstore;
+  axle_parallel_t par;
+  const axle_parallel_t* pp = kt_parallel(&tstore, &par, threads);
+  /* Each variant on its own garbage scratch. */
+  void* scratch2 = kt_scratch(axle_f32_conv_winograd_scratch_size(&p, threads));
+  void* scratch5 = kt_scratch(axle_f32_conv_winograd_scratch_size(&p, threads));
+  axle_f32_conv_winograd__avx2_fma(&p, x, packed, &ep, y2, scratch2, pp);
+  axle_f32_conv_winograd__avx512(&p, x, packed, &ep, y5, scratch5, pp);
+  char what[160];
+  snprintf(what, sizeof what,
+           "winograd avx512 n%lld %lld->%lld in %lldx%lld pad %lld,%lld/%lld,%lld ep=%d%d%d "
+           "threads=%u",
+           (long long)p.batch, (long long)p.in_channels, (long long)p.out_channels,
+           (long long)p.in[1], (long long)p.in[2], (long long)s->pad[1], (long long)s->pad[2],
+           (long long)s->pad_end[1], (long long)s->pad_end[2], e->bias, e->residual, e->act,
+           threads);
+  kt_close(what, y5, want, out_n, 1e-5, 2e-6 * (double)(p.in_channels * 9 + 4));
+  if (memcmp(y5, y2, (out_n + 32) * sizeof(float)) != 0) {
+    fprintf(stderr, "\n%s: differs from the avx2 variant\n", what);
+    CU_FAIL(what);
+  }
+  free(x);
+  free(w);
+  free(bias);
+  free(res);
+  free(want);
+  free(y2);
+  free(y5);
+  free(packed);
+  free(scratch2);
+  free(scratch5);
+}
+
+static void test_winograd_avx512(void) {
+  if (!have_avx512()) {
+    skip("winograd avx512: no AVX-512 on this CPU");
+    return;
+  }
+  /* Output widths 7..17 (4..9 tiles in one partial 16-lane group) and
+   * 31..34 (one full group, then none or a second of 1 tile), odd and even
+   * heights, padding 1 on both sides, none, and on one side only, batch 1
+   * and 2; all small enough for the whole-image schedule. */
+  static const int64_t pads[][2] = {{1, 1}, {0, 0}, {1, 0}, {0, 1}};
+  static const int64_t heights[] = {7, 10, 13, 17};
+  static const int64_t widths[] = {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 32, 33, 34};
+  for (size_t pi = 0; pi < sizeof pads / sizeof pads[0]; ++pi)
+    for (size_t hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi)
+      for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi) {
+        const int64_t pb = pads[pi][0], pe = pads[pi][1];
+        const int64_t h = heights[hi] + 2 - pb - pe, wd = widths[wi] + 2 - pb - pe;
+        const conv_shape_t shape = {1 + (int64_t)(wi % 2), 1, 3 + (int64_t)(hi % 3), 5,
+                                    {1, h, wd}, {1, 3, 3}, {1, 1, 1}, {0}, {0, pb, pb},
+                                    {0, pe, pe}};
+        const size_t e = (pi + hi + wi) % 5;
+        wino_case(&shape, &k_eps[e], 1 + (uint32_t)((hi + wi) % 2));
+      }
+  /* ResNet's 56x56 map: 8 channels stay whole-image, 64 are blocked (V and
+   * M of the image past WINO_IMAGE_BYTES), as is an odd 57x45 map with a
+   * partial last block; every epilogue, 1 and 2 threads. */
+  static const conv_shape_t big[] = {
+      {1, 1, 8, 8, {1, 56, 56}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+      {1, 1, 64, 64, {1, 56, 56}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+      {1, 1, 64, 72, {1, 59, 47}, {1, 3, 3}, {1, 1, 1}, {0}, {0}, {0}},
+  };
+  for (size_t i = 0; i < sizeof big / sizeof big[0]; ++i)
+    for (uint32_t threads = 1; threads <= 2; ++threads)
+      for (size_t e = 0; e < 5; ++e) wino_case(&big[i], &k_eps[e], threads);
+}
+
 typedef struct dw_variant_t {
   const char* what;
   axle_f32_dwconv_plane_fn fn;
@@ -815,6 +908,7 @@ int main(void) {
       {"prepared conv, serial", test_conv_serial},
       {"prepared conv, threads", test_conv_threads},
       {"prepared conv, lower ISAs", test_conv_isas},
+      {"winograd avx512 = direct, = avx2 bits", test_winograd_avx512},
       {"depthwise 3x3 avx2/avx512 = scalar", test_dwconv_variants},
       {"depthwise 3x3 avx2/avx512 = scalar, planes 1..20 x 1..33", test_dwconv_planes},
       {"im2col blocks", test_im2col_block},

@@ -1,0 +1,163 @@
+/* Winograd F(2x2, 3x3) transforms with AVX-512; the schedule, the weights
+ * and the GEMMs are conv_winograd_avx2.c's.
+ *
+ * 16 tiles per vector instead of 8. The input transform reads the plane in
+ * place: masked loads zero the left and right padding (and columns past the
+ * row), rows outside the plane are zero vectors, so the AVX2 path's padded
+ * copy of 4 rows per tile row (a memset and a memcpy each) is gone. Each
+ * group of 16 tiles walks down its tile rows, where consecutive tile rows
+ * share 2 input rows: those stay deinterleaved in registers, so every input
+ * row is loaded and shuffled once (the AVX2 path does it twice). The output
+ * transform and epilogue store 32 outputs per row with masks at the right
+ * edge. Additions run in the AVX2 path's order, so the results are the same
+ * bits. */
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "axle_kernels.h"
+#include "winograd_internal.h"
+
+#define AXLE_AVX512 __attribute__((target("avx2,fma,avx512f")))
+#define AXLE_INLINE AXLE_AVX512 static inline __attribute__((always_inline))
+
+/* Lanes j of a 16-lane load at column s with 0 <= s + j < n. */
+static __mmask16 span_mask(int64_t s, int64_t n) {
+  const int64_t lo = s < 0 ? -s : 0, hi = n - s > 16 ? 16 : n - s;
+  if (lo >= hi) return 0;
+  return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+/* The 4 tile columns of 16 tiles from one input row: columns x0 + 2 t + k
+ * for k = 0..3 (even and odd, then both one column on); a NULL row is
+ * padding. */
+AXLE_INLINE void load_row(const float* row, int64_t x0, __mmask16 k0, __mmask16 k1,
+                          __mmask16 k2, __m512 d[4]) {
+  if (!row) {
+    d[0] = d[1] = d[2] = d[3] = _mm512_setzero_ps();
+    return;
+  }
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  /* Lanes 1..15 of the first operand, then lane 0 or 1 of the second. */
+  const __m512i next0 = _mm512_set_epi32(16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1);
+  const __m512i next1 = _mm512_set_epi32(17, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1);
+  /* Masked-off lanes may lie before or after the row: they are not read. */
+  const float* at = row + x0;
+  const __m512 a = _mm512_maskz_loadu_ps(k0, at);
+  const __m512 b = _mm512_maskz_loadu_ps(k1, at + 16);
+  const __m512 c = _mm512_maskz_loadu_ps(k2, at + 32);
+  d[0] = _mm512_permutex2var_ps(a, even, b);
+  d[1] = _mm512_permutex2var_ps(a, odd, b);
+  d[2] = _mm512_permutex2var_ps(d[0], next0, c);
+  d[3] = _mm512_permutex2var_ps(d[1], next1, c);
+}
+
+AXLE_AVX512 static void input_transform(const wino_run_t* r, const float* xc, size_t ty0,
+                                        size_t rows, float* v, float* buf) {
+  (void)buf;
+  const axle_f32_conv_params_t* p = r->p;
+  const wino_geom_t* g = r->g;
+  const int64_t ih = p->in[1], iw = p->in[2], pt = p->pad[1], pl = p->pad[2];
+  const size_t e_stride = g->v_e;
+  for (size_t t0 = 0; t0 < g->tw; t0 += 16) {
+    const int64_t x0 = 2 * (int64_t)t0 - pl;
+    const __mmask16 k0 = span_mask(x0, iw), k1 = span_mask(x0 + 16, iw);
+    const __mmask16 k2 = span_mask(x0 + 32, iw) & 3;
+    const __mmask16 kt = g->tw - t0 >= 16 ? 0xFFFF : (__mmask16)((1u << (g->tw - t0)) - 1u);
+    __m512 d[4][4];
+    for (size_t rl = 0; rl < rows; ++rl) {
+      const int64_t iy0 = 2 * (int64_t)(ty0 + rl) - pt;
+      for (int q = 0; q < 4; ++q) {
+        if (rl > 0 && q < 2) {
+          for (int j = 0; j < 4; ++j) d[q][j] = d[q + 2][j];
+          continue;
+        }
+        const int64_t iy = iy0 + q;
+        load_row(iy >= 0 && iy < ih ? xc + iy * iw : NULL, x0, k0, k1, k2, d[q]);
+      }
+      /* W = B^T d (over rows), then V = W B (over columns). */
+      __m512 w[4][4];
+      for (int j = 0; j < 4; ++j) {
+        w[0][j] = _mm512_sub_ps(d[0][j], d[2][j]);
+        w[1][j] = _mm512_add_ps(d[1][j], d[2][j]);
+        w[2][j] = _mm512_sub_ps(d[2][j], d[1][j]);
+        w[3][j] = _mm512_sub_ps(d[1][j], d[3][j]);
+      }
+      float* dst = v + rl * g->tw + t0;
+      for (int i = 0; i < 4; ++i) {
+        _mm512_mask_storeu_ps(dst + (size_t)(4 * i + 0) * e_stride, kt,
+                              _mm512_sub_ps(w[i][0], w[i][2]));
+        _mm512_mask_storeu_ps(dst + (size_t)(4 * i + 1) * e_stride, kt,
+                              _mm512_add_ps(w[i][1], w[i][2]));
+        _mm512_mask_storeu_ps(dst + (size_t)(4 * i + 2) * e_stride, kt,
+                              _mm512_sub_ps(w[i][2], w[i][1]));
+        _mm512_mask_storeu_ps(dst + (size_t)(4 * i + 3) * e_stride, kt,
+                              _mm512_sub_ps(w[i][1], w[i][3]));
+      }
+    }
+  }
+}
+
+/* 16 outputs of one row with the epilogue, lanes k only. */
+AXLE_INLINE void store16(float* yrow, const float* res, __m512 v, __mmask16 k, __m512 bias,
+                         const axle_f32_epilogue_t* ep) {
+  v = _mm512_add_ps(v, bias);
+  if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, res));
+  v = _mm512_min_ps(_mm512_set1_ps(ep->max), _mm512_max_ps(_mm512_set1_ps(ep->min), v));
+  if (ep->leaky) {
+    /* The sign bit, as the AVX2 blend takes it (-0 too). */
+    const __mmask16 neg = _mm512_cmplt_epi32_mask(_mm512_castps_si512(v), _mm512_setzero_si512());
+    v = _mm512_mask_mul_ps(v, neg, v, _mm512_set1_ps(ep->leaky_alpha));
+  }
+  _mm512_mask_storeu_ps(yrow, k, v);
+}
+
+AXLE_AVX512 static void output_transform(const wino_run_t* r, const float* mbuf, size_t o,
+                                         size_t ty0, size_t rows, float* y_plane,
+                                         const float* res_plane) {
+  const wino_geom_t* g = r->g;
+  const size_t oh = (size_t)r->p->out[1], ow = (size_t)r->p->out[2];
+  const size_t e_stride = g->m_e;
+  const __m512 bias = _mm512_set1_ps(r->ep->bias ? r->ep->bias[o] : 0.0f);
+  /* Tile outputs (2 t, 2 t + 1) interleave into one row. */
+  const __m512i lo_idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i hi_idx =
+      _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+  const float* mo = mbuf + o * g->ld;
+  for (size_t rl = 0; rl < rows; ++rl) {
+    const size_t oy = 2 * (ty0 + rl);
+    for (size_t t0 = 0; t0 < g->tw; t0 += 16) {
+      const __mmask16 kt = g->tw - t0 >= 16 ? 0xFFFF : (__mmask16)((1u << (g->tw - t0)) - 1u);
+      const float* src = mo + rl * g->tw + t0;
+      __m512 q[2][4];
+      for (int j = 0; j < 4; ++j) {
+        const __m512 m0 = _mm512_maskz_loadu_ps(kt, src + (size_t)(0 + j) * e_stride);
+        const __m512 m1 = _mm512_maskz_loadu_ps(kt, src + (size_t)(4 + j) * e_stride);
+        const __m512 m2 = _mm512_maskz_loadu_ps(kt, src + (size_t)(8 + j) * e_stride);
+        const __m512 m3 = _mm512_maskz_loadu_ps(kt, src + (size_t)(12 + j) * e_stride);
+        q[0][j] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
+        q[1][j] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
+      }
+      const size_t x0 = 2 * t0, n = ow - x0 < 32 ? ow - x0 : 32;
+      const __mmask16 klo = n >= 16 ? 0xFFFF : (__mmask16)((1u << n) - 1u);
+      const __mmask16 khi = n >= 32 ? 0xFFFF : n > 16 ? (__mmask16)((1u << (n - 16)) - 1u) : 0;
+      for (size_t i = 0; i < 2 && oy + i < oh; ++i) {
+        const __m512 even = _mm512_add_ps(_mm512_add_ps(q[i][0], q[i][1]), q[i][2]);
+        const __m512 odd = _mm512_sub_ps(_mm512_sub_ps(q[i][1], q[i][2]), q[i][3]);
+        const size_t at = (oy + i) * ow + x0;
+        const float* res = res_plane ? res_plane + at : NULL;
+        store16(y_plane + at, res, _mm512_permutex2var_ps(even, lo_idx, odd), klo, bias, r->ep);
+        if (khi)
+          store16(y_plane + at + 16, res ? res + 16 : NULL,
+                  _mm512_permutex2var_ps(even, hi_idx, odd), khi, bias, r->ep);
+      }
+    }
+  }
+}
+
+void axle_f32_conv_winograd__avx512(const axle_f32_conv_params_t* p, const float* x,
+                                    const float* packed, const axle_f32_epilogue_t* ep, float* y,
+                                    void* scratch, const axle_parallel_t* par) {
+  axle_f32_conv_winograd_run(p, x, packed, ep, y, scratch, par, input_transform,
+                             output_transform);
+}
