@@ -107,12 +107,52 @@ AXLE_AVX2 static void transpose8(__m256 r[8]) {
   r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
+/* Lanes [0, count) of 8 (count may be <= 0 or >= 8). */
+AXLE_AVX2 static inline __m256i first_lanes(ptrdiff_t count) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)count),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* B with unit column stride (a pointwise convolution's input, Winograd's
+ * V): a panel row is 16 contiguous floats, two vector moves, where the
+ * scalar packer's 64-byte memcpy compiles to four SSE moves; eight source
+ * rows at a time, for the reason the scalar packer gives. A partial last
+ * panel is loaded under a mask, whose zeroed lanes are the padding. */
+AXLE_AVX2 static void pack_b_rows(size_t k, size_t n, const float* b, size_t b_rs,
+                                  float* packed) {
+  const size_t full = n / NR, tail = n % NR;
+  const __m256i m0 = first_lanes((ptrdiff_t)tail), m1 = first_lanes((ptrdiff_t)tail - 8);
+  for (size_t p0 = 0; p0 < k; p0 += 8) {
+    const size_t rows = k - p0 < 8 ? k - p0 : 8;
+    for (size_t q = 0; q < full; ++q) {
+      float* dst = packed + q * k * NR + p0 * NR;
+      const float* src = b + p0 * b_rs + q * NR;
+      for (size_t r = 0; r < rows; ++r) {
+        _mm256_storeu_ps(dst + r * NR, _mm256_loadu_ps(src + r * b_rs));
+        _mm256_storeu_ps(dst + r * NR + 8, _mm256_loadu_ps(src + r * b_rs + 8));
+      }
+    }
+    if (tail) {
+      float* dst = packed + full * k * NR + p0 * NR;
+      const float* src = b + p0 * b_rs + full * NR;
+      for (size_t r = 0; r < rows; ++r) {
+        _mm256_storeu_ps(dst + r * NR, _mm256_maskload_ps(src + r * b_rs, m0));
+        _mm256_storeu_ps(dst + r * NR + 8, _mm256_maskload_ps(src + r * b_rs + 8, m1));
+      }
+    }
+  }
+}
+
 /* B with unit row stride (a transposed operand, e.g. A^T when the driver
  * computes C^T): each panel's 16 columns are contiguous along K, so they
  * are read 8 floats at a time and transposed in registers instead of
  * gathered one float per column and row. */
 AXLE_AVX2 void axle_f32_gemm_pack_b__avx2(size_t k, size_t n, const float* b, size_t b_rs,
                                           size_t b_cs, float* packed) {
+  if (b_cs == 1) {
+    pack_b_rows(k, n, b, b_rs, packed);
+    return;
+  }
   if (b_rs != 1) {
     axle_f32_gemm_pack_b__scalar(k, n, b, b_rs, b_cs, packed);
     return;
