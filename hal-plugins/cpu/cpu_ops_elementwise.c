@@ -538,8 +538,8 @@ typedef struct qdq_type_t {
 } qdq_type_t;
 
 static const qdq_type_t k_qdq_types[] = {
-    {AXLE_HAL_DTYPE_U8, axle_f32_quantize_u8, axle_u8_dequantize_f32_scalar},
-    {AXLE_HAL_DTYPE_I8, axle_f32_quantize_i8, axle_i8_dequantize_f32_scalar},
+    {AXLE_HAL_DTYPE_U8, axle_f32_quantize_u8, axle_u8_dequantize_f32},
+    {AXLE_HAL_DTYPE_I8, axle_f32_quantize_i8, axle_i8_dequantize_f32},
     {AXLE_HAL_DTYPE_U16, axle_f32_quantize_u16_scalar, axle_u16_dequantize_f32_scalar},
     {AXLE_HAL_DTYPE_I16, axle_f32_quantize_i16_scalar, axle_i16_dequantize_f32_scalar},
     {AXLE_HAL_DTYPE_I32, NULL, axle_i32_dequantize_f32_scalar},

@@ -179,6 +179,11 @@ void axle_f32_quantize_u8__avx2(const float* x, float scale, int32_t zp, void* y
 void axle_f32_quantize_i8__avx2(const float* x, float scale, int32_t zp, void* y, size_t n);
 void axle_f32_quantize_u8(const float* x, float scale, int32_t zp, void* y, size_t n);
 void axle_f32_quantize_i8(const float* x, float scale, int32_t zp, void* y, size_t n);
+/* The same for dequantizing 8 bits (zero points of the same type). */
+void axle_u8_dequantize_f32__avx2(const void* x, float scale, int32_t zp, float* y, size_t n);
+void axle_i8_dequantize_f32__avx2(const void* x, float scale, int32_t zp, float* y, size_t n);
+void axle_u8_dequantize_f32(const void* x, float scale, int32_t zp, float* y, size_t n);
+void axle_i8_dequantize_f32(const void* x, float scale, int32_t zp, float* y, size_t n);
 /* int32 is dequantize-only (ONNX: accumulator outputs). */
 void axle_i32_dequantize_f32_scalar(const void* x, float scale, int32_t zp, float* y, size_t n);
 

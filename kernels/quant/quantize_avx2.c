@@ -1,5 +1,5 @@
-/* QuantizeLinear to 8 bits with AVX2, 32 elements per step, and the
- * dispatching entry points.
+/* QuantizeLinear to 8 bits with AVX2, 32 elements per step, DequantizeLinear
+ * from 8 bits, and the dispatching entry points.
  *
  * Each step is the scalar variant's float operation as one vector
  * instruction with the same IEEE rounding: the division (not a multiply by
@@ -54,3 +54,30 @@ AXLE_AVX2_INLINE __m256i quantize8(const float* x, __m256 scale, __m256 z, __m25
   }
 AXLE_QUANTIZE_AVX2_(u8, uint8_t, 0, 255, _mm256_packus_epi16)
 AXLE_QUANTIZE_AVX2_(i8, int8_t, -128, 127, _mm256_packs_epi16)
+
+/* DequantizeLinear from 8 bits, 8 elements per step: x - zp lies within
+ * +-255 for an 8-bit zero point, so the int32 subtraction and its
+ * conversion to float are exact, as the scalar variant's int64 ones are,
+ * and the one multiply rounds alike: the same bits. The tail goes to the
+ * scalar variant. */
+#define AXLE_DEQUANTIZE_AVX2_(name, T, WIDEN)                                                    \
+  AXLE_AVX2 void axle_##name##_dequantize_f32__avx2(const void* vx, float scale, int32_t zp,     \
+                                                    float* y, size_t n) {                        \
+    const T* x = vx;                                                                             \
+    const __m256 s = _mm256_set1_ps(scale);                                                      \
+    const __m256i z = _mm256_set1_epi32(zp);                                                     \
+    size_t i = 0;                                                                                \
+    for (; i + 8 <= n; i += 8) {                                                                 \
+      const __m256i v = _mm256_sub_epi32(WIDEN(_mm_loadl_epi64((const __m128i*)(x + i))), z);    \
+      _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_cvtepi32_ps(v), s));                          \
+    }                                                                                            \
+    axle_##name##_dequantize_f32_scalar(x + i, scale, zp, y + i, n - i);                         \
+  }                                                                                              \
+  void axle_##name##_dequantize_f32(const void* x, float scale, int32_t zp, float* y, size_t n) { \
+    if (axle_kernels_isa() >= AXLE_ISA_AVX2_FMA)                                                 \
+      axle_##name##_dequantize_f32__avx2(x, scale, zp, y, n);                                    \
+    else                                                                                         \
+      axle_##name##_dequantize_f32_scalar(x, scale, zp, y, n);                                   \
+  }
+AXLE_DEQUANTIZE_AVX2_(u8, uint8_t, _mm256_cvtepu8_epi32)
+AXLE_DEQUANTIZE_AVX2_(i8, int8_t, _mm256_cvtepi8_epi32)

@@ -419,9 +419,45 @@ static void test_quantize_avx2_matches_scalar(void) {
   CU_ASSERT(ok);
 }
 
+/* The AVX2 dequantizers and the dispatching ones give the scalar floats,
+ * bit for bit, for every length 0..70 and byte value, and stop at n. */
+static void test_dequantize_avx2_matches_scalar(void) {
+  static const float scales[] = {1.0f, 0.5f, 0.0078125f, 0.0171f, 3.0f, 1e-20f};
+  static const int32_t zps[][2] = {{0, 0}, {128, -128}, {255, 127}, {37, -5}};
+  const int avx2 = axle_kernels_isa() >= AXLE_ISA_AVX2_FMA;
+  int ok = 1;
+  uint8_t x[70];
+  for (size_t i = 0; i < sizeof x; ++i) x[i] = (uint8_t)(i * 73u + 11u); /* every residue */
+  for (size_t si = 0; si < sizeof scales / sizeof scales[0]; ++si)
+    for (size_t zi = 0; zi < sizeof zps / sizeof zps[0]; ++zi)
+      for (size_t n = 0; n <= sizeof x; ++n)
+        for (int sign = 0; sign < 2; ++sign) {
+          const int32_t zp = zps[zi][sign];
+          axle_dequantize_fn scalar =
+              sign ? axle_i8_dequantize_f32_scalar : axle_u8_dequantize_f32_scalar;
+          const axle_dequantize_fn fast[2] = {
+              sign ? axle_i8_dequantize_f32__avx2 : axle_u8_dequantize_f32__avx2,
+              sign ? axle_i8_dequantize_f32 : axle_u8_dequantize_f32};
+          float want[80], got[80];
+          memset(want, 0x5A, sizeof want);
+          scalar(x, scales[si], zp, want, n);
+          for (int f = avx2 ? 0 : 1; f < 2; ++f) {
+            memset(got, 0x5A, sizeof got);
+            fast[f](x, scales[si], zp, got, n);
+            if (memcmp(got, want, sizeof want) != 0) {
+              fprintf(stderr, "\ndequantize %s (%s): scale %g zp %d n %zu differs\n",
+                      sign ? "i8" : "u8", f ? "dispatch" : "avx2", scales[si], zp, n);
+              ok = 0;
+            }
+          }
+        }
+  CU_ASSERT(ok);
+}
+
 static const hx_case_t quant_cases[] = {
     {"quantize: ties to even, saturation, NaN", test_quantize_ties_and_saturation},
     {"quantize: avx2 and dispatch = scalar, every tail", test_quantize_avx2_matches_scalar},
+    {"dequantize: avx2 and dispatch = scalar, every tail", test_dequantize_avx2_matches_scalar},
     {"16-bit quantize/dequantize", test_quantize_16bit},
     {"dequantize", test_dequantize},
     {NULL, NULL}};
