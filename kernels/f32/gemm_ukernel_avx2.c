@@ -125,12 +125,11 @@ AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
       _mm_prefetch((const char*)(c + i * ldc + nr - 1), _MM_HINT_T0);
     }
   }
-  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
-  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+  /* Row i's accumulators: x[i] columns 0..7, y[i] columns 8..15 (in the
+   * half-width tile below: even and odd K steps of columns 0..7). */
+  __m256 x[MR], y[MR];
+#pragma GCC unroll 6
+  for (size_t i = 0; i < MR; ++i) x[i] = y[i] = _mm256_setzero_ps();
   /* The driver's next B panel starts right after this one when packed, or
    * NR floats on in every row when B is read in place. When B is pre-packed
    * weights streamed from memory (few-pixel layers), hardware prefetch
@@ -152,47 +151,21 @@ AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
       _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
       _mm_prefetch((const char*)(a + next_a), _MM_HINT_T1);
       const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + ldb);
-      const float* a1 = a + MR;
-      c00 = _mm256_fmadd_ps(_mm256_broadcast_ss(a), b0, c00);
-      c01 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1), b1, c01);
-      if (R > 1) {
-        c10 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 1), b0, c10);
-        c11 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 1), b1, c11);
-      }
-      if (R > 2) {
-        c20 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 2), b0, c20);
-        c21 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 2), b1, c21);
-      }
-      if (R > 3) {
-        c30 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 3), b0, c30);
-        c31 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 3), b1, c31);
-      }
-      if (R > 4) {
-        c40 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 4), b0, c40);
-        c41 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 4), b1, c41);
-      }
-      if (R > 5) {
-        c50 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 5), b0, c50);
-        c51 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + 5), b1, c51);
+#pragma GCC unroll 6
+      for (size_t i = 0; i < R; ++i) {
+        x[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i), b0, x[i]);
+        y[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + MR + i), b1, y[i]);
       }
       a += 2 * MR;
       b += 2 * ldb;
     }
     if (p < kc) {
       const __m256 b0 = _mm256_loadu_ps(b);
-      c00 = _mm256_fmadd_ps(_mm256_broadcast_ss(a), b0, c00);
-      if (R > 1) c10 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 1), b0, c10);
-      if (R > 2) c20 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 2), b0, c20);
-      if (R > 3) c30 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 3), b0, c30);
-      if (R > 4) c40 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 4), b0, c40);
-      if (R > 5) c50 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 5), b0, c50);
+#pragma GCC unroll 6
+      for (size_t i = 0; i < R; ++i) x[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i), b0, x[i]);
     }
-    c00 = _mm256_add_ps(c00, c01);
-    c10 = _mm256_add_ps(c10, c11);
-    c20 = _mm256_add_ps(c20, c21);
-    c30 = _mm256_add_ps(c30, c31);
-    c40 = _mm256_add_ps(c40, c41);
-    c50 = _mm256_add_ps(c50, c51);
+#pragma GCC unroll 6
+    for (size_t i = 0; i < MR; ++i) x[i] = _mm256_add_ps(x[i], y[i]);
   } else {
 #pragma GCC unroll 4
     for (size_t p = 0; p < kc; ++p) {
@@ -200,33 +173,11 @@ AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
       if (p % 2 == 0) _mm_prefetch((const char*)(a + next_a), _MM_HINT_T1);
       const __m256 b0 = _mm256_loadu_ps(b);
       const __m256 b1 = _mm256_loadu_ps(b + 8);
-      __m256 av = _mm256_broadcast_ss(a);
-      c00 = _mm256_fmadd_ps(av, b0, c00);
-      c01 = _mm256_fmadd_ps(av, b1, c01);
-      if (R > 1) {
-        av = _mm256_broadcast_ss(a + 1);
-        c10 = _mm256_fmadd_ps(av, b0, c10);
-        c11 = _mm256_fmadd_ps(av, b1, c11);
-      }
-      if (R > 2) {
-        av = _mm256_broadcast_ss(a + 2);
-        c20 = _mm256_fmadd_ps(av, b0, c20);
-        c21 = _mm256_fmadd_ps(av, b1, c21);
-      }
-      if (R > 3) {
-        av = _mm256_broadcast_ss(a + 3);
-        c30 = _mm256_fmadd_ps(av, b0, c30);
-        c31 = _mm256_fmadd_ps(av, b1, c31);
-      }
-      if (R > 4) {
-        av = _mm256_broadcast_ss(a + 4);
-        c40 = _mm256_fmadd_ps(av, b0, c40);
-        c41 = _mm256_fmadd_ps(av, b1, c41);
-      }
-      if (R > 5) {
-        av = _mm256_broadcast_ss(a + 5);
-        c50 = _mm256_fmadd_ps(av, b0, c50);
-        c51 = _mm256_fmadd_ps(av, b1, c51);
+#pragma GCC unroll 6
+      for (size_t i = 0; i < R; ++i) {
+        const __m256 av = _mm256_broadcast_ss(a + i);
+        x[i] = _mm256_fmadd_ps(av, b0, x[i]);
+        y[i] = _mm256_fmadd_ps(av, b1, y[i]);
       }
       a += MR;
       b += ldb;
@@ -241,33 +192,24 @@ AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
     const ep_regs_t e = {_mm256_set1_ps(ep->min), _mm256_set1_ps(ep->max),
                          _mm256_set1_ps(ep->leaky_alpha), ep->leaky};
     if (transposed) {
-      store_half_t(c, ldc, R, c00, c10, c20, c30, c40, c50, flags, ep, &e, row0, col0);
-      store_half_t(c + 8 * ldc, ldc, R, c01, c11, c21, c31, c41, c51, flags, ep, &e, row0,
+      /* Accumulators by value: their address would keep them in memory. */
+      store_half_t(c, ldc, R, x[0], x[1], x[2], x[3], x[4], x[5], flags, ep, &e, row0, col0);
+      store_half_t(c + 8 * ldc, ldc, R, y[0], y[1], y[2], y[3], y[4], y[5], flags, ep, &e, row0,
                    col0 + 8);
       return;
     }
-    store_row(c, c00, c01, flags, ep, &e, row0, col0);
-    if (R > 1) store_row(c + ldc, c10, c11, flags, ep, &e, row0 + 1, col0);
-    if (R > 2) store_row(c + 2 * ldc, c20, c21, flags, ep, &e, row0 + 2, col0);
-    if (R > 3) store_row(c + 3 * ldc, c30, c31, flags, ep, &e, row0 + 3, col0);
-    if (R > 4) store_row(c + 4 * ldc, c40, c41, flags, ep, &e, row0 + 4, col0);
-    if (R > 5) store_row(c + 5 * ldc, c50, c51, flags, ep, &e, row0 + 5, col0);
+#pragma GCC unroll 6
+    for (size_t i = 0; i < R; ++i)
+      store_row(c + i * ldc, x[i], y[i], flags, ep, &e, row0 + i, col0);
     return;
   }
   /* Narrow tile: spill and let the shared store write the valid corner. */
   float acc[MR * NR] __attribute__((aligned(32)));
-  _mm256_store_ps(acc + 0, c00);
-  _mm256_store_ps(acc + 8, c01);
-  _mm256_store_ps(acc + 16, c10);
-  _mm256_store_ps(acc + 24, c11);
-  _mm256_store_ps(acc + 32, c20);
-  _mm256_store_ps(acc + 40, c21);
-  _mm256_store_ps(acc + 48, c30);
-  _mm256_store_ps(acc + 56, c31);
-  _mm256_store_ps(acc + 64, c40);
-  _mm256_store_ps(acc + 72, c41);
-  _mm256_store_ps(acc + 80, c50);
-  _mm256_store_ps(acc + 88, c51);
+#pragma GCC unroll 6
+  for (size_t i = 0; i < MR; ++i) {
+    _mm256_store_ps(acc + i * NR, x[i]);
+    _mm256_store_ps(acc + i * NR + 8, y[i]);
+  }
   axle_f32_gemm_tile_store(R, nr, acc, c, ldc, flags, ep, row0, col0);
 }
 

@@ -119,10 +119,10 @@ AXLE_AVX512_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* 
       _mm_prefetch((const char*)(c + i * ldc + nr - 1), _MM_HINT_T0);
     }
   }
-  __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps(), c2 = _mm512_setzero_ps();
-  __m512 c3 = _mm512_setzero_ps(), c4 = _mm512_setzero_ps(), c5 = _mm512_setzero_ps();
-  __m512 d0 = _mm512_setzero_ps(), d1 = _mm512_setzero_ps(), d2 = _mm512_setzero_ps();
-  __m512 d3 = _mm512_setzero_ps(), d4 = _mm512_setzero_ps(), d5 = _mm512_setzero_ps();
+  /* x: even K steps, y: odd ones, summed after the loop. */
+  __m512 x[MR], y[MR];
+#pragma GCC unroll 6
+  for (size_t i = 0; i < MR; ++i) x[i] = y[i] = _mm512_setzero_ps();
   /* Next B panel into L2 at the pace this one is consumed (see the AVX2
    * kernel: pre-packed weights streamed from memory). */
   const size_t next_panel = ldb == NR ? kc * NR : NR;
@@ -137,47 +137,21 @@ AXLE_AVX512_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* 
     _mm_prefetch((const char*)(b + ldb + next_panel), _MM_HINT_T1);
     _mm_prefetch((const char*)(a + next_a), _MM_HINT_T1);
     const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + ldb);
-    const float* a1 = a + MR;
-    c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), b0, c0);
-    d0 = _mm512_fmadd_ps(_mm512_set1_ps(a1[0]), b1, d0);
-    if (R > 1) {
-      c1 = _mm512_fmadd_ps(_mm512_set1_ps(a[1]), b0, c1);
-      d1 = _mm512_fmadd_ps(_mm512_set1_ps(a1[1]), b1, d1);
-    }
-    if (R > 2) {
-      c2 = _mm512_fmadd_ps(_mm512_set1_ps(a[2]), b0, c2);
-      d2 = _mm512_fmadd_ps(_mm512_set1_ps(a1[2]), b1, d2);
-    }
-    if (R > 3) {
-      c3 = _mm512_fmadd_ps(_mm512_set1_ps(a[3]), b0, c3);
-      d3 = _mm512_fmadd_ps(_mm512_set1_ps(a1[3]), b1, d3);
-    }
-    if (R > 4) {
-      c4 = _mm512_fmadd_ps(_mm512_set1_ps(a[4]), b0, c4);
-      d4 = _mm512_fmadd_ps(_mm512_set1_ps(a1[4]), b1, d4);
-    }
-    if (R > 5) {
-      c5 = _mm512_fmadd_ps(_mm512_set1_ps(a[5]), b0, c5);
-      d5 = _mm512_fmadd_ps(_mm512_set1_ps(a1[5]), b1, d5);
+#pragma GCC unroll 6
+    for (size_t i = 0; i < R; ++i) {
+      x[i] = _mm512_fmadd_ps(_mm512_set1_ps(a[i]), b0, x[i]);
+      y[i] = _mm512_fmadd_ps(_mm512_set1_ps(a[MR + i]), b1, y[i]);
     }
     a += 2 * MR;
     b += 2 * ldb;
   }
   if (p < kc) {
     const __m512 b0 = _mm512_loadu_ps(b);
-    c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), b0, c0);
-    if (R > 1) c1 = _mm512_fmadd_ps(_mm512_set1_ps(a[1]), b0, c1);
-    if (R > 2) c2 = _mm512_fmadd_ps(_mm512_set1_ps(a[2]), b0, c2);
-    if (R > 3) c3 = _mm512_fmadd_ps(_mm512_set1_ps(a[3]), b0, c3);
-    if (R > 4) c4 = _mm512_fmadd_ps(_mm512_set1_ps(a[4]), b0, c4);
-    if (R > 5) c5 = _mm512_fmadd_ps(_mm512_set1_ps(a[5]), b0, c5);
+#pragma GCC unroll 6
+    for (size_t i = 0; i < R; ++i) x[i] = _mm512_fmadd_ps(_mm512_set1_ps(a[i]), b0, x[i]);
   }
-  c0 = _mm512_add_ps(c0, d0);
-  c1 = _mm512_add_ps(c1, d1);
-  c2 = _mm512_add_ps(c2, d2);
-  c3 = _mm512_add_ps(c3, d3);
-  c4 = _mm512_add_ps(c4, d4);
-  c5 = _mm512_add_ps(c5, d5);
+#pragma GCC unroll 6
+  for (size_t i = 0; i < MR; ++i) x[i] = _mm512_add_ps(x[i], y[i]);
 
   axle_f32_epilogue_t none;
   if (!ep) {
@@ -187,16 +161,13 @@ AXLE_AVX512_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* 
   const ep_regs_t e = {_mm512_set1_ps(ep->min), _mm512_set1_ps(ep->max),
                        _mm512_set1_ps(ep->leaky_alpha), ep->leaky};
   if (transposed) {
-    store_t(c, ldc, R, nr, c0, c1, c2, c3, c4, c5, flags, ep, &e, row0, col0);
+    /* By value, as in tile_wide. */
+    store_t(c, ldc, R, nr, x[0], x[1], x[2], x[3], x[4], x[5], flags, ep, &e, row0, col0);
     return;
   }
   const __mmask16 m = (__mmask16)((1u << nr) - 1u);
-  store_row(c, c0, m, flags, ep, &e, row0, col0);
-  if (R > 1) store_row(c + ldc, c1, m, flags, ep, &e, row0 + 1, col0);
-  if (R > 2) store_row(c + 2 * ldc, c2, m, flags, ep, &e, row0 + 2, col0);
-  if (R > 3) store_row(c + 3 * ldc, c3, m, flags, ep, &e, row0 + 3, col0);
-  if (R > 4) store_row(c + 4 * ldc, c4, m, flags, ep, &e, row0 + 4, col0);
-  if (R > 5) store_row(c + 5 * ldc, c5, m, flags, ep, &e, row0 + 5, col0);
+#pragma GCC unroll 6
+  for (size_t i = 0; i < R; ++i) store_row(c + i * ldc, x[i], m, flags, ep, &e, row0 + i, col0);
 }
 
 /* R live rows (1..2 MR; rows MR.. from the second A panel, a_next floats
