@@ -7,7 +7,6 @@
 #include "axle_kernels.h"
 #include "gemm_internal.h"
 
-
 static int64_t volume(const int64_t* d) { return d[0] * d[1] * d[2]; }
 
 static int is_pointwise(const axle_f32_conv_params_t* p) {

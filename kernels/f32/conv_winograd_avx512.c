@@ -1,5 +1,5 @@
 /* Winograd F(2x2, 3x3) transforms with AVX-512; the schedule, the weights
- * and the GEMMs are conv_winograd_avx2.c's.
+ * and the GEMMs are conv_winograd.c's.
  *
  * 16 tiles per vector instead of 8. The input transform reads the plane in
  * place: masked loads zero the left and right padding (and columns past the

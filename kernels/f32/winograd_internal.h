@@ -1,4 +1,4 @@
-/* Winograd F(2x2, 3x3): what the schedule (conv_winograd_avx2.c) shares with
+/* Winograd F(2x2, 3x3): what the schedule (conv_winograd.c) shares with
  * the transforms of each ISA. V and M hold one row of ld floats per element
  * e (of 16) and channel: V_e row c at v + e * v_e + c * ld, tiles in
  * row-major order from the block's first tile row. */

@@ -253,7 +253,7 @@ void axle_f32_conv_gemm_scalar(const axle_f32_conv_params_t* p, const float* x,
  *              2); with AVX-512, runs of small planes (multiplier 1) per call
  *   WINOGRAD   2-D 3x3, stride 1, dilation 1, one group, up to 512 channels
  *              in and out, output at least 7x7, with AVX2: F(2x2, 3x3), 16
- *              GEMMs with 2.25x fewer multiplies (see conv_winograd_avx2.c)
+ *              GEMMs with 2.25x fewer multiplies (see conv_winograd.c)
  * and, for GEMM/IM2COL, the orientation: when the output has few pixels
  * (7x7 maps fill half-empty 16-wide tiles) it computes Y^T = X^T W^T, with
  * pixels on the 6-row side of the tile, and stores the result transposed. */

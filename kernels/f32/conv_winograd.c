@@ -1,0 +1,267 @@
+/* Winograd F(2x2, 3x3) convolution: support test, geometry, weight
+ * transform and packing, and the schedule; the input and output transforms
+ * are per ISA (conv_winograd_avx2.c, conv_winograd_avx512.c).
+ *
+ * Each 2x2 block of outputs ("tile") is computed from the 4x4 input window
+ * under it as Y = A^T [ (G g G^T) . (B^T d B) ] A: the 16 products of one
+ * tile become 16 GEMMs over all tiles, U_e [out x in] times V_e [in x tiles],
+ * with 16 multiplies per tile and channel pair instead of 36 (2.25x fewer).
+ * F(2x2) keeps the transforms to additions only (and halves in G), so the
+ * results stay as accurate as the direct convolution's; the larger F(4x4)
+ * tiles would save more but lose digits ONNX Runtime's agreement test sees.
+ *
+ * U (the weights) is transformed and packed once. The input transform
+ * writes V for a vector of tiles (stride-2 deinterleaving: neighbouring
+ * tiles start 2 columns apart); the output transform applies the fused
+ * epilogue while scattering 2x2 tiles back into NCHW. Two schedules:
+ *  - blocked (large maps): blocks of whole tile rows, one block per task,
+ *    V and M sized to stay near L2, the 16 GEMMs serial inside the task;
+ *    every block streams all of U, which is cheap next to its tiles.
+ *  - whole image (small maps, where V and M of all tiles fit L3): each phase
+ *    is parallel on its own (transforms over channels, the 16 GEMMs one
+ *    task each), so U, which is then the bigger operand (16 x 512 x 512
+ *    floats on a 7x7 map), is read once rather than once per block. A GEMM
+ *    of a 14x14 map is too small to split across threads: one parallel
+ *    region per GEMM, with its wake-up and its uneven halves, scaled to 2
+ *    threads only 1.6x.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "axle_kernels.h"
+#include "gemm_internal.h"
+#include "winograd_internal.h"
+
+/* The transformed weights are 16/9 of the originals: beyond 512 channels
+ * (2 x 16 MiB per layer) streaming them costs more than the multiplies
+ * saved, and below 7x7 outputs there are too few tiles to fill a panel. */
+#define WINO_MAX_CHANNELS 512
+/* V and M of one block (16 x (in + out) x tiles floats). */
+#define WINO_BLOCK_BYTES (1u << 20)
+/* V and M of a whole image at most this: the whole-image schedule. */
+#define WINO_IMAGE_BYTES (4u << 20)
+
+static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
+static size_t round_up(size_t a, size_t b) { return div_up(a, b) * b; }
+
+int axle_f32_conv_winograd_supports(const axle_f32_conv_params_t* p) {
+  return p->groups == 1 && p->in[0] == 1 && p->out[0] == 1 && p->kernel[0] == 1 &&
+         p->kernel[1] == 3 && p->kernel[2] == 3 && p->stride[1] == 1 && p->stride[2] == 1 &&
+         p->dilation[1] == 1 && p->dilation[2] == 1 && p->in_channels <= WINO_MAX_CHANNELS &&
+         p->out_channels <= WINO_MAX_CHANNELS && p->out[1] >= 7 && p->out[2] >= 7;
+}
+
+static void gemm_for_block(const wino_geom_t* g, axle_f32_gemm_t* gm) {
+  memset(gm, 0, sizeof *gm);
+  gm->m = g->m;
+  gm->n = g->tb;
+  gm->k = g->c;
+  gm->alpha = 1.0f;
+  gm->a.packed = (const float*)g; /* any non-NULL: only the kinds matter here */
+  gm->b.data = (const float*)g;
+  gm->b.rs = g->ld;
+  gm->b.cs = 1;
+  gm->ldc = g->ld;
+}
+
+static void geometry(const axle_f32_conv_params_t* p, uint32_t threads, wino_geom_t* g) {
+  memset(g, 0, sizeof *g);
+  if (threads < 1) threads = 1;
+  g->c = (size_t)p->in_channels;
+  g->m = (size_t)p->out_channels;
+  g->th = div_up((size_t)p->out[1], 2);
+  g->tw = div_up((size_t)p->out[2], 2);
+  g->groups = div_up(g->tw, 8);
+  g->cols = g->groups * 16 + 2 + 16;
+  g->whole = 16 * sizeof(float) * (g->c + g->m) * g->th * g->tw <= WINO_IMAGE_BYTES;
+  if (g->whole) {
+    g->rows = g->th;
+  } else {
+    size_t cap = WINO_BLOCK_BYTES / (16 * sizeof(float) * (g->c + g->m)) / g->tw;
+    if (cap < 1) cap = 1;
+    if (cap > g->th) cap = g->th;
+    /* Tile rows per block: full 16-tile GEMM panels and an even split over
+     * the threads; on a tie the better split (64 channels at 56x56 on 2
+     * threads: 10 blocks, not 7 of which one thread takes 4; 3 % faster),
+     * then bigger blocks. */
+    double best = -1.0, best_balance = -1.0;
+    for (size_t r = 1; r <= cap; ++r) {
+      const size_t tb = r * g->tw, blocks = div_up(g->th, r);
+      const double use = (double)tb / (double)round_up(tb, 16);
+      const double balance = (double)blocks / (double)round_up(blocks, threads);
+      if (use * balance > best || (use * balance == best && balance >= best_balance)) {
+        best = use * balance;
+        best_balance = balance;
+        g->rows = r;
+      }
+    }
+  }
+  g->blocks = div_up(g->th, g->rows);
+  g->tb = g->rows * g->tw;
+  g->ld = round_up(g->tb + 8, 16);
+  /* One cache line between consecutive elements' matrices: c * ld is a
+   * multiple of 4 KiB for 64 channels and up, which put the 16 streams a
+   * transform writes (or reads) in one L1 set, more than its ways. */
+  g->v_e = g->c * g->ld + 16;
+  g->m_e = g->m * g->ld + 16;
+  g->v_floats = 16 * g->v_e;
+  g->m_floats = 16 * g->m_e;
+  g->row_floats = round_up(4 * g->cols, 16);
+  axle_f32_gemm_t gm;
+  gemm_for_block(g, &gm);
+  g->gemm_floats = round_up(axle_f32_gemm_scratch_size(&gm, 1) / sizeof(float) + 1, 16);
+  if (g->whole) {
+    /* Shared V and M; GEMM scratch and a row buffer per worker. */
+    g->scratch_floats = g->v_floats + g->m_floats + (g->gemm_floats + g->row_floats) * threads;
+  } else {
+    g->worker_floats = g->v_floats + g->m_floats + g->row_floats + g->gemm_floats;
+    g->scratch_floats = g->worker_floats * threads;
+  }
+}
+
+size_t axle_f32_conv_winograd_packed_size(const axle_f32_conv_params_t* p) {
+  return 16 * axle_f32_gemm_packed_a_size((size_t)p->out_channels, (size_t)p->in_channels);
+}
+
+size_t axle_f32_conv_winograd_scratch_size(const axle_f32_conv_params_t* p, uint32_t threads) {
+  wino_geom_t g;
+  geometry(p, threads, &g);
+  return g.scratch_floats * sizeof(float);
+}
+
+void axle_f32_conv_winograd_pack(const axle_f32_conv_params_t* p, const float* w,
+                                 float* packed) {
+  const size_t m = (size_t)p->out_channels, c = (size_t)p->in_channels;
+  const size_t one = axle_f32_gemm_packed_a_size(m, c);
+  memset(packed, 0, 16 * one * sizeof(float)); /* the panels' padding rows */
+  for (size_t o = 0; o < m; ++o) {
+    for (size_t i = 0; i < c; ++i) {
+      /* U = G g G^T in double, G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1]. */
+      const float* k = w + (o * c + i) * 9;
+      double gg[4][3], u[4][4];
+      for (int col = 0; col < 3; ++col) {
+        gg[0][col] = k[col];
+        gg[1][col] = 0.5 * ((double)k[col] + k[3 + col] + k[6 + col]);
+        gg[2][col] = 0.5 * ((double)k[col] - k[3 + col] + k[6 + col]);
+        gg[3][col] = k[6 + col];
+      }
+      for (int r = 0; r < 4; ++r) {
+        u[r][0] = gg[r][0];
+        u[r][1] = 0.5 * (gg[r][0] + gg[r][1] + gg[r][2]);
+        u[r][2] = 0.5 * (gg[r][0] - gg[r][1] + gg[r][2]);
+        u[r][3] = gg[r][2];
+      }
+      const size_t at = axle_f32_gemm_packed_a_index(m, c, o, i);
+      for (size_t e = 0; e < 16; ++e) packed[e * one + at] = (float)u[e / 4][e % 4];
+    }
+  }
+}
+
+static void wino_task(void* arg, size_t task, uint32_t thread) {
+  const wino_run_t* r = arg;
+  const axle_f32_conv_params_t* p = r->p;
+  const wino_geom_t* g = r->g;
+  const size_t image = task / g->blocks, blk = task % g->blocks;
+  const size_t ty0 = blk * g->rows;
+  const size_t rows = g->th - ty0 < g->rows ? g->th - ty0 : g->rows;
+  float* v = r->scratch + (size_t)thread * g->worker_floats;
+  float* mbuf = v + g->v_floats;
+  float* buf = mbuf + g->m_floats;
+  float* gemm_scratch = buf + g->row_floats;
+  const size_t in_vol = (size_t)(p->in[1] * p->in[2]), out_vol = (size_t)(p->out[1] * p->out[2]);
+  const float* x = r->x + image * g->c * in_vol;
+  for (size_t c = 0; c < g->c; ++c)
+    r->input(r, x + c * in_vol, ty0, rows, v + c * g->ld, buf);
+  axle_f32_gemm_t gm;
+  gemm_for_block(g, &gm);
+  gm.n = rows * g->tw; /* a last, partial block: only the tiles it has */
+  for (size_t e = 0; e < 16; ++e) {
+    gm.a.packed = r->u + e * r->u_stride;
+    gm.b.data = v + e * g->v_e;
+    gm.c = mbuf + e * g->m_e;
+    axle_f32_gemm(&gm, gemm_scratch, NULL);
+  }
+  float* y = r->y + image * g->m * out_vol;
+  const float* res = r->ep->residual ? r->ep->residual + image * g->m * out_vol : NULL;
+  for (size_t o = 0; o < g->m; ++o)
+    r->output(r, mbuf, o, ty0, rows, y + o * out_vol, res ? res + o * out_vol : NULL);
+}
+
+/* Whole-image schedule: phase tasks over channels, a run of channels per
+ * task. One channel of a 7x7 or 14x14 map transforms in well under a
+ * microsecond, about what taking a task costs when the threads bounce its
+ * counter between cores: one task per channel kept the transform phases of
+ * the 7x7 layers 30 % idle with 2 threads. */
+typedef struct wino_phase_t {
+  const wino_run_t* r;
+  const float* x;      /* this image */
+  float* y;
+  const float* res;
+  float *v, *m, *bufs, *gemm_scratch;
+  size_t in_per_task, out_per_task; /* channels */
+} wino_phase_t;
+
+static void input_phase(void* arg, size_t task, uint32_t thread) {
+  const wino_phase_t* ph = arg;
+  const wino_geom_t* g = ph->r->g;
+  const size_t in_vol = (size_t)(ph->r->p->in[1] * ph->r->p->in[2]);
+  const size_t c0 = task * ph->in_per_task;
+  const size_t c1 = g->c - c0 < ph->in_per_task ? g->c : c0 + ph->in_per_task;
+  for (size_t c = c0; c < c1; ++c)
+    ph->r->input(ph->r, ph->x + c * in_vol, 0, g->th, ph->v + c * g->ld,
+                 ph->bufs + (size_t)thread * g->row_floats);
+}
+
+static void gemm_phase(void* arg, size_t e, uint32_t thread) {
+  const wino_phase_t* ph = arg;
+  const wino_geom_t* g = ph->r->g;
+  axle_f32_gemm_t gm;
+  gemm_for_block(g, &gm);
+  gm.a.packed = ph->r->u + e * ph->r->u_stride;
+  gm.b.data = ph->v + e * g->v_e;
+  gm.c = ph->m + e * g->m_e;
+  axle_f32_gemm(&gm, ph->gemm_scratch + (size_t)thread * g->gemm_floats, NULL);
+}
+
+static void output_phase(void* arg, size_t task, uint32_t thread) {
+  (void)thread;
+  const wino_phase_t* ph = arg;
+  const size_t out_vol = (size_t)(ph->r->p->out[1] * ph->r->p->out[2]);
+  const size_t m = ph->r->g->m, o0 = task * ph->out_per_task;
+  const size_t o1 = m - o0 < ph->out_per_task ? m : o0 + ph->out_per_task;
+  for (size_t o = o0; o < o1; ++o)
+    ph->r->output(ph->r, ph->m, o, 0, ph->r->g->th, ph->y + o * out_vol,
+                  ph->res ? ph->res + o * out_vol : NULL);
+}
+
+void axle_f32_conv_winograd_run(const axle_f32_conv_params_t* p, const float* x,
+                                const float* packed, const axle_f32_epilogue_t* ep, float* y,
+                                void* scratch, const axle_parallel_t* par, wino_input_fn input,
+                                wino_output_fn output) {
+  wino_geom_t g;
+  geometry(p, axle_parallel_threads(par), &g);
+  wino_run_t r = {p, &g, x, packed,
+                  axle_f32_gemm_packed_a_size((size_t)p->out_channels, (size_t)p->in_channels),
+                  ep, y, scratch, input, output};
+  if (!g.whole) {
+    axle_parallel_run(par, (size_t)p->batch * g.blocks, wino_task, &r);
+    return;
+  }
+  const size_t in_vol = (size_t)(p->in[1] * p->in[2]), out_vol = (size_t)(p->out[1] * p->out[2]);
+  float* v = scratch;
+  float* m = v + g.v_floats;
+  float* bufs = m + g.m_floats;
+  const size_t threads = axle_parallel_threads(par);
+  float* gemm_scratch = bufs + g.row_floats * threads;
+  /* 8 tasks per thread, as for the depthwise planes: equal channels, with
+   * room for a thread that is held up. */
+  const size_t parts = threads > 1 ? threads * 8 : 1;
+  for (int64_t image = 0; image < p->batch; ++image) {
+    wino_phase_t ph = {&r, x + (size_t)image * g.c * in_vol, y + (size_t)image * g.m * out_vol,
+                       ep->residual ? ep->residual + (size_t)image * g.m * out_vol : NULL,
+                       v, m, bufs, gemm_scratch, div_up(g.c, parts), div_up(g.m, parts)};
+    axle_parallel_run(par, div_up(g.c, ph.in_per_task), input_phase, &ph);
+    axle_parallel_run(par, 16, gemm_phase, &ph);
+    axle_parallel_run(par, div_up(g.m, ph.out_per_task), output_phase, &ph);
+  }
+}
