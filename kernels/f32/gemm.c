@@ -287,15 +287,14 @@ static void prepack_b_task(void* arg, size_t task, uint32_t thread) {
   }
 }
 
-/* One K block of a task's M block and column chunk, as the tile loops see it. */
+/* One K block of a task's M block and column chunk, as the tile loops see
+ * it. Packed panels are kc * MR (A) and kc * NR (B) floats apart. */
 typedef struct block_t {
-  const float* ap;   /* packed A block, panels a_stride apart */
-  size_t a_stride;
-  const float* bp;   /* packed B (chunk start), panels b_stride apart, or NULL */
+  const float* ap;    /* packed A block */
+  const float* bp;    /* packed B (chunk start), or NULL */
   const float* b_src; /* B read in place at (p0, n0), rows b_rs apart, or NULL */
   size_t b_rs;
-  const float* bbuf; /* packed partial last panel when read in place */
-  size_t b_stride;
+  const float* bbuf;  /* packed partial last panel when read in place */
   size_t i0, mc, n0, n1, kc;
   uint32_t flags;
 } block_t;
@@ -304,6 +303,7 @@ typedef struct block_t {
 static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j) {
   const axle_f32_gemm_t* g = r->g;
   const size_t row_step = r->wide ? 2 * MR : MR;
+  const size_t a_stride = k->kc * MR, b_stride = k->kc * NR;
   const size_t left = k->n1 - j;
   const size_t width = r->wide && left > NR ? 2 * NR : NR;
   const size_t nr = left < width ? left : width;
@@ -313,15 +313,15 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
     bq = nr >= NR ? k->b_src + (j - k->n0) : k->bbuf;
     if (nr >= NR) ldb = k->b_rs;
   } else {
-    bq = k->bp + (j - k->n0) / NR * k->b_stride;
+    bq = k->bp + (j - k->n0) / NR * b_stride;
   }
-  const size_t b_next = k->b_src ? NR : k->b_stride;
+  const size_t b_next = k->b_src ? NR : b_stride;
   const size_t mr = k->i0 + k->mc - i < row_step ? k->i0 + k->mc - i : row_step;
-  const float* aq = k->ap + (i - k->i0) / MR * k->a_stride;
+  const float* aq = k->ap + (i - k->i0) / MR * a_stride;
   const size_t c_rs = g->c_transposed ? 1 : g->ldc, c_cs = g->c_transposed ? g->ldc : 1;
   float* cq = g->c + i * c_rs + j * c_cs;
   if (nr > NR || mr > MR)
-    r->wide(mr, nr, k->kc, aq, k->a_stride, bq, ldb, b_next, cq, g->ldc, k->flags, r->ep, i, j);
+    r->wide(mr, nr, k->kc, aq, a_stride, bq, ldb, b_next, cq, g->ldc, k->flags, r->ep, i, j);
   else
     r->ukernel(mr, nr, k->kc, aq, bq, ldb, cq, g->ldc, k->flags, r->ep, i, j);
   return nr;
@@ -357,7 +357,6 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
   const float* a_packed = r->shared_a ? r->shared_a : g->a.packed;
   const float* b_packed = r->shared_b ? r->shared_b : g->b.packed;
   const size_t k = g->k;
-  /* Where tile (i, j) starts in C as stored. */
   const uint32_t store_t = g->c_transposed ? AXLE_F32_GEMM_STORE_T : 0u;
   size_t p0 = 0;
   do {
@@ -368,7 +367,6 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
     const float* bp = NULL;
     const float* b_src = NULL; /* B read in place: (p0, n0), rows b_rs apart */
     size_t b_rs = 0;
-    size_t b_stride; /* floats between consecutive B panels */
     if (b_packed) {
       bp = b_packed + p0 * pl->n_panels * NR + (n0 / NR) * kc * NR;
     } else if (pl->direct_b) {
@@ -389,21 +387,18 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
     const int tail_wide = r->wide && div_up(n1 - n0, NR) % 2 == 0;
     if (b_src && tail && !tail_wide)
       axle_f32_gemm_pack_b(kc, tail, b_src + (n1 - n0 - tail), b_rs, 1, bbuf);
-    b_stride = kc * NR;
     /* The wide tile takes two A panels at a time as well. */
     const size_t row_step = r->wide ? 2 * MR : MR;
     for (size_t i0 = m0; i0 < m1; i0 += pl->mc) {
       const size_t mc = m1 - i0 < pl->mc ? m1 - i0 : pl->mc;
       const float* ap;
-      size_t a_stride;
       if (a_packed) {
         ap = a_packed + p0 * pl->m_panels * MR + (i0 / MR) * kc * MR;
       } else {
         pack_a_block(r, i0, mc, p0, kc, tmp, abuf);
         ap = abuf;
       }
-      a_stride = kc * MR;
-      const block_t blk = {ap, a_stride, bp, b_src, b_rs, bbuf, b_stride, i0, mc, n0, n1, kc, flags};
+      const block_t blk = {ap, bp, b_src, b_rs, bbuf, i0, mc, n0, n1, kc, flags};
       if (rows_outer(kc))
         for (size_t i = i0; i < i0 + mc; i += row_step)
           for (size_t j = n0; j < n1;) j += run_tile(r, &blk, i, j);
