@@ -15,6 +15,7 @@
 
 #include "axle_kernels.h"
 #include "cpu_fuse.h"
+#include "cpu_hugepage.h"
 #include "cpu_op.h"
 #include "cpu_threadpool.h"
 
@@ -47,11 +48,13 @@ static void* nn_params_alloc(cpu_step_t* step, size_t size) {
 
 /* A params block whose tail (from byte `head`, rounded up to 64) holds
  * `floats` 64-byte aligned floats for packed operands; *tail points at them.
- * Still one block that free() releases. */
+ * Still one block that free() releases. Large ones (packed weights streamed
+ * on every run) go on huge pages. */
 static void* nn_params_alloc_packed(cpu_step_t* step, size_t head, size_t floats, float** tail) {
-  const size_t at = (head + 63) / 64 * 64;
+  const size_t at = (head + 63) / 64 * 64, size = at + floats * sizeof(float);
   void* p = NULL;
-  if (posix_memalign(&p, 64, at + floats * sizeof(float)) != 0) return NULL;
+  if (posix_memalign(&p, cpu_huge_align(size, 64), size) != 0) return NULL;
+  cpu_huge_advise(p, size);
   memset(p, 0, at);
   step->params = p;
   *tail = (float*)((char*)p + at);

@@ -23,6 +23,7 @@
 
 #include "axle/hal.h"
 #include "cpu_fuse.h"
+#include "cpu_hugepage.h"
 #include "cpu_op.h"
 #include "cpu_threadpool.h"
 
@@ -111,15 +112,26 @@ struct axle_hal_executable_t {
 
 /* Plugin objects come from the host allocator when it offers one, so the
  * core can account for them; posix_memalign otherwise. */
-static void* cpu_alloc(const axle_hal_host_t* host, size_t size, size_t align) {
-  if (size == 0) size = 1;
-  if (align < sizeof(void*)) align = sizeof(void*);
+static void* cpu_alloc_raw(const axle_hal_host_t* host, size_t size, size_t align) {
   void* p = NULL;
   if (host && host->alloc && host->free) {
     p = host->alloc(size, align);
   } else if (posix_memalign(&p, align, size) != 0) {
     p = NULL;
   }
+  return p;
+}
+
+/* Large blocks (the tensor arena, kernel scratch) go on huge pages
+ * (cpu_hugepage.h); a host that refuses a 2 MiB alignment still gets asked
+ * for the one the block needs. */
+static void* cpu_alloc(const axle_hal_host_t* host, size_t size, size_t align) {
+  if (size == 0) size = 1;
+  if (align < sizeof(void*)) align = sizeof(void*);
+  const size_t huge = cpu_huge_align(size, align);
+  void* p = cpu_alloc_raw(host, size, huge);
+  if (!p && huge != align) p = cpu_alloc_raw(host, size, align);
+  cpu_huge_advise(p, size);
   return p;
 }
 
