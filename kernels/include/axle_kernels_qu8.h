@@ -68,7 +68,8 @@ typedef struct axle_qu8_conv_plan_t {
   axle_f32_conv_params_t p;
   int32_t x_zero_point;
   int32_t algo;  /* AXLE_QU8_CONV_* */
-  /* AXLE_QU8_GEMM_*, chosen for axle_kernels_isa() at planning time; the
+  /* AXLE_QU8_GEMM_*, chosen for axle_kernels_isa() at planning time
+   * (quads also for GEMM with one pixel per image, at any level); the
    * packed weights follow it, and a run at a lower ISA level still gives
    * the same bits (on the layout's scalar micro-kernel). */
   int32_t gemm_layout;
@@ -126,6 +127,13 @@ void axle_qu8_gemm_6x16__avx2(size_t mr, size_t nr, size_t kp, const int16_t* a,
                               const int16_t* b, const int32_t* terms, const float* scale,
                               const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
 
+/* The same for one output column (nr = 1: a pointwise layer on one pixel
+ * per image, such as a fully connected layer at batch 1), the weights as
+ * the vector operand; the results are those of the 6 x 16 tile. */
+void axle_qu8_gemm_6x1__avx2(size_t mr, size_t nr, size_t kp, const int16_t* a, const int16_t* b,
+                             const int32_t* terms, const float* scale,
+                             const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
+
 /* The AVX-512 VNNI tile: C4_MR output channels by NR output pixels on K
  * quads (vpdpbusd's layout): a holds, per K quad, C4_MR rows of four s8
  * weights (w[i][k..k + 3]); b holds, per K quad, NR columns of four u8
@@ -157,6 +165,15 @@ void axle_qu8_gemm_12x16c4__scalar(size_t mr, size_t nr, size_t kq, const int8_t
 void axle_qu8_gemm_12x16c4__avx512(size_t mr, size_t nr, size_t kq, const int8_t* a,
                                    const uint8_t* b, const int32_t* terms, const float* scale,
                                    const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
+/* One output column (nr = 1) on K quads: with VNNI (AXLE_ISA_AVX512) as
+ * axle_qu8_gemm_6x1__avx2 on pairs, and with AVX2 widening the weights as
+ * they load; the results are those of the 12 x 16 tile. */
+void axle_qu8_gemm_12x1c4__avx2(size_t mr, size_t nr, size_t kq, const int8_t* a,
+                                const uint8_t* b, const int32_t* terms, const float* scale,
+                                const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
+void axle_qu8_gemm_12x1c4__avx512(size_t mr, size_t nr, size_t kq, const int8_t* a,
+                                  const uint8_t* b, const int32_t* terms, const float* scale,
+                                  const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
 
 /* Unfolds rows [k0, k0 + kc) (channel x kernel tap) and columns [n0, n0 +
  * nc) (output pixels) of one image's and group's im2col matrix into dst,

@@ -42,8 +42,13 @@ void axle_qu8_conv_plan(const axle_f32_conv_params_t* p, int32_t x_zero_point,
     plan->algo = AXLE_QU8_CONV_DEPTHWISE;
   else
     plan->algo = is_pointwise(p) ? AXLE_QU8_CONV_GEMM : AXLE_QU8_CONV_IM2COL;
-  plan->gemm_layout =
-      axle_kernels_isa() >= AXLE_ISA_AVX512 ? AXLE_QU8_GEMM_QUADS : AXLE_QU8_GEMM_PAIRS;
+  /* Quads where VNNI takes them, and for one pixel per image (a fully
+   * connected layer) everywhere: its weights stream from memory once per
+   * run, and s8 quads are half the bytes of widened pairs. */
+  plan->gemm_layout = axle_kernels_isa() >= AXLE_ISA_AVX512 ||
+                              (plan->algo == AXLE_QU8_CONV_GEMM && plan->n == 1)
+                          ? AXLE_QU8_GEMM_QUADS
+                          : AXLE_QU8_GEMM_PAIRS;
 }
 
 static int quads(const axle_qu8_conv_plan_t* plan) {
@@ -150,6 +155,10 @@ typedef struct gemm_run_t {
   pack_b_fn pack_b;
   axle_qu8_gemm_c4_ukernel_fn ukernel_c4; /* AXLE_QU8_GEMM_QUADS */
   pack_b_c4_fn pack_b_c4;
+  /* For a strip of one column (one pixel per image): the tile of that
+   * layout that takes the weights as the vector operand, or NULL. */
+  axle_qu8_gemm_ukernel_fn column;
+  axle_qu8_gemm_c4_ukernel_fn column_c4;
   size_t n_chunks, m_chunks; /* per (image, group) */
 } gemm_run_t;
 
@@ -205,11 +214,13 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
     for (size_t pi = p0; pi < p1; ++pi) {
       const size_t i0 = pi * mr, rows = m - i0 < mr ? m - i0 : mr;
       if (r->ukernel_c4)
-        r->ukernel_c4(rows, cols, kgs, (const int8_t*)(a + pi * a_stride), strip, terms + i0,
-                      scale + i0, r->rq, yg + i0 * n + j0, n);
+        (cols == 1 && r->column_c4 ? r->column_c4 : r->ukernel_c4)(
+            rows, cols, kgs, (const int8_t*)(a + pi * a_stride), strip, terms + i0, scale + i0,
+            r->rq, yg + i0 * n + j0, n);
       else
-        r->ukernel(rows, cols, kgs, (const int16_t*)(a + pi * a_stride), strip, terms + i0,
-                   scale + i0, r->rq, yg + i0 * n + j0, n);
+        (cols == 1 && r->column ? r->column : r->ukernel)(
+            rows, cols, kgs, (const int16_t*)(a + pi * a_stride), strip, terms + i0, scale + i0,
+            r->rq, yg + i0 * n + j0, n);
     }
   }
 }
@@ -289,13 +300,15 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
     axle_parallel_run(par, (r.planes + r.planes_per_task - 1) / r.planes_per_task, dw_task, &r);
     return;
   }
-  gemm_run_t r = {plan, x, packed, rq, y, scratch, NULL, NULL, NULL, NULL, 1, 1};
+  gemm_run_t r = {plan, x, packed, rq, y, scratch, NULL, NULL, NULL, NULL, NULL, NULL, 1, 1};
+  const int vnni = axle_kernels_isa() >= AXLE_ISA_AVX512;
   if (quads(plan)) {
-    r.ukernel_c4 = axle_kernels_isa() >= AXLE_ISA_AVX512 ? axle_qu8_gemm_12x16c4__avx512
-                                                         : axle_qu8_gemm_12x16c4__scalar;
+    r.ukernel_c4 = vnni ? axle_qu8_gemm_12x16c4__avx512 : axle_qu8_gemm_12x16c4__scalar;
+    r.column_c4 = vnni ? axle_qu8_gemm_12x1c4__avx512 : avx2 ? axle_qu8_gemm_12x1c4__avx2 : NULL;
     r.pack_b_c4 = avx2 ? axle_qu8_gemm_pack_b_16c4__avx2 : axle_qu8_gemm_pack_b_16c4__scalar;
   } else {
     r.ukernel = avx2 ? axle_qu8_gemm_6x16__avx2 : axle_qu8_gemm_6x16__scalar;
+    r.column = avx2 ? axle_qu8_gemm_6x1__avx2 : NULL;
     r.pack_b = avx2 ? axle_qu8_gemm_pack_b_16__avx2 : axle_qu8_gemm_pack_b_16__scalar;
   }
   const size_t units = (size_t)(p->batch * p->groups);

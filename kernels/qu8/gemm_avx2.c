@@ -134,3 +134,97 @@ AXLE_AVX2 void axle_qu8_gemm_6x16__avx2(size_t mr, size_t nr, size_t kp, const i
     if (i + 1 < mr) store_row(_mm256_extracti128_si256(v, 1), nr, y + (i + 1) * ldy);
   }
 }
+
+/* The 32-bit groups at g, g + stride, g + 2 stride, g + 3 stride (int16
+ * units) in one register. Inserted one by one: four 4-byte stores read back
+ * as one 16-byte load would miss store forwarding on every K step. */
+AXLE_AVX2_INLINE __m128i column_pairs(const int16_t* g, size_t stride) {
+  int32_t v[4];
+  for (size_t q = 0; q < 4; ++q) memcpy(&v[q], g + q * stride, sizeof v[q]);
+  __m128i x = _mm_cvtsi32_si128(v[0]);
+  x = _mm_insert_epi32(x, v[1], 1);
+  x = _mm_insert_epi32(x, v[2], 2);
+  return _mm_insert_epi32(x, v[3], 3);
+}
+
+/* One output column: a pointwise layer on one pixel per image (a fully
+ * connected layer at batch 1), where the 6 x 16 tile would spend six
+ * vpmaddwd per K pair on one useful lane each. Here the weights are the
+ * vector operand: a panel holds, per K pair, the six rows' pairs back to
+ * back, so four pairs are 24 int32 = 3 ymm, and the column's pairs x0..x3
+ * (column 0 of the strip) are spread to match: [x0 x0 x0 x0 x0 x0 x1 x1],
+ * [x1 x1 x1 x1 x2 x2 x2 x2], [x2 x2 x3 x3 x3 x3 x3 x3]. Element e of the 24
+ * belongs to row e % 6; the rows are summed out of the lanes once, after
+ * the K loop. Sums wrap modulo 2^32 as vpaddd does, so the order of the
+ * additions cannot change a result. nr must be 1. */
+AXLE_AVX2 void axle_qu8_gemm_6x1__avx2(size_t mr, size_t nr, size_t kp, const int16_t* a,
+                                       const int16_t* b, const int32_t* terms,
+                                       const float* scale, const axle_qu8_requant_t* rq,
+                                       uint8_t* y, size_t ldy) {
+  (void)nr;
+  const __m256i spread0 = _mm256_setr_epi32(0, 0, 0, 0, 0, 0, 1, 1);
+  const __m256i spread1 = _mm256_setr_epi32(1, 1, 1, 1, 2, 2, 2, 2);
+  const __m256i spread2 = _mm256_setr_epi32(2, 2, 3, 3, 3, 3, 3, 3);
+  __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0, acc2 = acc0;
+  size_t p = 0;
+  for (; p + 4 <= kp; p += 4) {
+    const __m256i xv = _mm256_castsi128_si256(column_pairs(b + p * NR * 2, NR * 2));
+    const __m256i* w = (const __m256i*)(a + p * MR * 2);
+    acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_loadu_si256(w),
+                                                    _mm256_permutevar8x32_epi32(xv, spread0)));
+    acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(_mm256_loadu_si256(w + 1),
+                                                    _mm256_permutevar8x32_epi32(xv, spread1)));
+    acc2 = _mm256_add_epi32(acc2, _mm256_madd_epi16(_mm256_loadu_si256(w + 2),
+                                                    _mm256_permutevar8x32_epi32(xv, spread2)));
+  }
+  uint32_t lanes[24], sum[MR];
+  _mm256_storeu_si256((__m256i*)lanes, acc0);
+  _mm256_storeu_si256((__m256i*)(lanes + 8), acc1);
+  _mm256_storeu_si256((__m256i*)(lanes + 16), acc2);
+  for (size_t i = 0; i < MR; ++i) sum[i] = i < mr ? (uint32_t)terms[i] : 0u;
+  for (size_t e = 0; e < 24; ++e) sum[e % MR] += lanes[e];
+  /* The last K pairs, fewer than four. */
+  for (; p < kp; ++p) {
+    const int32_t x0 = b[p * NR * 2], x1 = b[p * NR * 2 + 1];
+    for (size_t i = 0; i < MR; ++i)
+      sum[i] += (uint32_t)(a[(p * MR + i) * 2] * x0 + a[(p * MR + i) * 2 + 1] * x1);
+  }
+  for (size_t i = 0; i < mr; ++i) y[i * ldy] = axle_qu8_requant((int32_t)sum[i], scale[i], rq);
+}
+
+/* One output column on the VNNI quad layout, which the plan picks for one
+ * pixel per image at every ISA level: s8 weights stream half the bytes of
+ * pre-widened pairs, and a fully connected layer's weights are read once
+ * per run, from memory. They are widened as they load (vpmovsxbw), and the
+ * column's quad (x0..x3, zero-extended, four times over) multiplies them in
+ * vpmaddwd, which keeps a row's (k0, k1) and (k2, k3) sums in adjacent
+ * lanes: lane l of accumulator v belongs to row 4 v + l / 2. u8 x s8 pairs
+ * cannot saturate (see the top of the file). nr must be 1. */
+AXLE_AVX2 void axle_qu8_gemm_12x1c4__avx2(size_t mr, size_t nr, size_t kq, const int8_t* a,
+                                          const uint8_t* b, const int32_t* terms,
+                                          const float* scale, const axle_qu8_requant_t* rq,
+                                          uint8_t* y, size_t ldy) {
+  enum { C4_MR = AXLE_QU8_GEMM_C4_MR };
+  (void)nr;
+  __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0, acc2 = acc0;
+  for (size_t p = 0; p < kq; ++p, a += C4_MR * 4, b += NR * 4) {
+    int32_t q;
+    memcpy(&q, b, sizeof q);
+    const __m256i x = _mm256_cvtepu8_epi16(_mm_set1_epi32(q));
+    acc0 = _mm256_add_epi32(
+        acc0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)a)), x));
+    acc1 = _mm256_add_epi32(
+        acc1,
+        _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(a + 16))), x));
+    acc2 = _mm256_add_epi32(
+        acc2,
+        _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(a + 32))), x));
+  }
+  uint32_t lanes[24];
+  _mm256_storeu_si256((__m256i*)lanes, acc0);
+  _mm256_storeu_si256((__m256i*)(lanes + 8), acc1);
+  _mm256_storeu_si256((__m256i*)(lanes + 16), acc2);
+  for (size_t i = 0; i < mr; ++i)
+    y[i * ldy] = axle_qu8_requant((int32_t)((uint32_t)terms[i] + lanes[2 * i] + lanes[2 * i + 1]),
+                                  scale[i], rq);
+}

@@ -54,3 +54,51 @@ AXLE_AVX512 void axle_qu8_gemm_12x16c4__avx512(size_t mr, size_t nr, size_t kq, 
     if (i + 1 < mr) _mm_mask_storeu_epi8(y + (i + 1) * ldy, cols, _mm256_extracti128_si256(v, 1));
   }
 }
+
+/* One output column (a fully connected layer at batch 1), as
+ * axle_qu8_gemm_6x1__avx2 does it on pairs: per K quad the panel holds the
+ * 12 rows' weight quads back to back, so four quads are 48 int32 = 3 zmm,
+ * against the column's quads q0..q3 spread as [q0 x12, q1 x4], [q1 x8,
+ * q2 x8], [q2 x4, q3 x12]; element e of the 48 belongs to row e % 12. nr
+ * must be 1. */
+AXLE_AVX512 void axle_qu8_gemm_12x1c4__avx512(size_t mr, size_t nr, size_t kq, const int8_t* a,
+                                              const uint8_t* b, const int32_t* terms,
+                                              const float* scale, const axle_qu8_requant_t* rq,
+                                              uint8_t* y, size_t ldy) {
+  (void)nr;
+  const __m512i spread0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1);
+  const __m512i spread1 = _mm512_setr_epi32(1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2);
+  const __m512i spread2 = _mm512_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3);
+  __m512i acc0 = _mm512_setzero_si512(), acc1 = acc0, acc2 = acc0;
+  size_t p = 0;
+  for (; p + 4 <= kq; p += 4) {
+    const uint8_t* g = b + p * NR * 4;
+    int32_t v[4];
+    for (size_t q = 0; q < 4; ++q) memcpy(&v[q], g + q * NR * 4, sizeof v[q]);
+    /* Inserted, not stored and reloaded: see column_pairs (gemm_avx2.c). */
+    __m128i x = _mm_cvtsi32_si128(v[0]);
+    x = _mm_insert_epi32(x, v[1], 1);
+    x = _mm_insert_epi32(x, v[2], 2);
+    x = _mm_insert_epi32(x, v[3], 3);
+    const __m512i xv = _mm512_castsi128_si512(x);
+    const int8_t* w = a + p * MR * 4;
+    acc0 = _mm512_dpbusd_epi32(acc0, _mm512_permutexvar_epi32(spread0, xv),
+                               _mm512_loadu_si512(w));
+    acc1 = _mm512_dpbusd_epi32(acc1, _mm512_permutexvar_epi32(spread1, xv),
+                               _mm512_loadu_si512(w + 64));
+    acc2 = _mm512_dpbusd_epi32(acc2, _mm512_permutexvar_epi32(spread2, xv),
+                               _mm512_loadu_si512(w + 128));
+  }
+  uint32_t lanes[48], sum[MR];
+  _mm512_storeu_si512(lanes, acc0);
+  _mm512_storeu_si512(lanes + 16, acc1);
+  _mm512_storeu_si512(lanes + 32, acc2);
+  for (size_t i = 0; i < MR; ++i) sum[i] = i < mr ? (uint32_t)terms[i] : 0u;
+  for (size_t e = 0; e < 48; ++e) sum[e % MR] += lanes[e];
+  /* The last K quads, fewer than four. */
+  for (; p < kq; ++p)
+    for (size_t i = 0; i < MR; ++i)
+      for (size_t t = 0; t < 4; ++t)
+        sum[i] += (uint32_t)(a[(p * MR + i) * 4 + t] * (int32_t)b[p * NR * 4 + t]);
+  for (size_t i = 0; i < mr; ++i) y[i * ldy] = axle_qu8_requant((int32_t)sum[i], scale[i], rq);
+}

@@ -216,6 +216,10 @@ static const qt_conv_case_t qt_cases[] = {
     {"3x3 pad 1 14->26 6x11", 1, 1, 14, 26, {1, 6, 11}, {1, 3, 3}, QT_1, QT_1, {0, 1, 1},
      {0, 1, 1}},
     {"1x1 5->13 batch 2", 2, 1, 5, 13, {1, 6, 9}, QT_1, QT_1, QT_1, QT_0, QT_0},
+    /* One pixel per image (a fully connected layer): the one-column tiles,
+     * K and M tails past their 4-step and panel blocks. */
+    {"fully connected 301->37", 1, 1, 301, 37, QT_1, QT_1, QT_1, QT_1, QT_0, QT_0},
+    {"fully connected 64->13 batch 3", 3, 1, 64, 13, QT_1, QT_1, QT_1, QT_1, QT_0, QT_0},
     {"1x1 stride 2", 1, 1, 6, 7, {1, 9, 9}, QT_1, {1, 2, 2}, QT_1, QT_0, QT_0},
     {"3x3 s1 pad 1 3->5", 1, 1, 3, 5, {1, 9, 11}, {1, 3, 3}, QT_1, QT_1, {0, 1, 1}, {0, 1, 1}},
     {"3x3 s2 pad 1 3->17",
@@ -509,6 +513,84 @@ static void test_ukernel_c4_variants(void) {
   CU_PASS("12x16c4 avx512 = scalar");
 }
 
+/* The one-column tiles against their layout's scalar tile at nr = 1, on
+ * the fills of the VNNI test (random, extreme products, terms about to
+ * wrap). Pairs: K pair counts around the 4-pair step; quads likewise. */
+typedef void (*qt_c4_fn)(size_t, size_t, size_t, const int8_t*, const uint8_t*, const int32_t*,
+                         const float*, const axle_qu8_requant_t*, uint8_t*, size_t);
+
+static void qt_column_case(size_t k_groups, int fill, int quads, qt_c4_fn c4,
+                           const char* what) {
+  enum { MR = AXLE_QU8_GEMM_C4_MR, NR = AXLE_QU8_GEMM_NR, LDY = 3 };
+  const size_t rows = quads ? MR : AXLE_QU8_GEMM_MR, per = quads ? 4 : 2;
+  const size_t a_n = (k_groups + 1) * rows * per, b_n = (k_groups + 1) * NR * per;
+  int8_t* a8 = kt_scratch(a_n);
+  uint8_t* b8 = kt_scratch(b_n);
+  int16_t* a16 = kt_scratch(a_n * sizeof(int16_t));
+  int16_t* b16 = kt_scratch(b_n * sizeof(int16_t));
+  for (size_t i = 0; i < a_n; ++i) {
+    a8[i] = (int8_t)(fill == QT_C4_RANDOM    ? qt_int(-128, 127)
+                     : fill == QT_C4_MAX_MIN ? -128
+                     : fill == QT_C4_MAX_MAX ? 127
+                                             : (qt_int(0, 1) ? 127 : -128));
+    a16[i] = a8[i];
+  }
+  for (size_t i = 0; i < b_n; ++i) {
+    b8[i] = (uint8_t)(fill == QT_C4_RANDOM    ? qt_int(0, 255)
+                      : fill == QT_C4_CORNERS ? (qt_int(0, 1) ? 255 : 0)
+                                              : 255);
+    b16[i] = b8[i];
+  }
+  int32_t terms[MR];
+  float scale[MR];
+  const float extreme = 100.0f / ((float)(k_groups + 1) * 4.0f * 255.0f * 128.0f);
+  for (int i = 0; i < MR; ++i) {
+    terms[i] = fill == QT_C4_MAX_MAX ? INT32_MAX - qt_int(0, 1000) : qt_int(-100000, 100000);
+    scale[i] = fill == QT_C4_RANDOM ? 1.0f / (float)qt_int(100, 3000) : extreme;
+  }
+  const axle_qu8_requant_t rq = {scale, qt_int(0, 255), 3, 250};
+  for (size_t mr = 1; mr <= rows; ++mr) {
+    uint8_t want[MR * LDY], got[MR * LDY];
+    memset(want, 7, sizeof want);
+    memset(got, 7, sizeof got);
+    if (quads) {
+      axle_qu8_gemm_12x16c4__scalar(mr, 1, k_groups, a8, b8, terms, scale, &rq, want, LDY);
+      c4(mr, 1, k_groups, a8, b8, terms, scale, &rq, got, LDY);
+    } else {
+      axle_qu8_gemm_6x16__scalar(mr, 1, k_groups, a16, b16, terms, scale, &rq, want, LDY);
+      axle_qu8_gemm_6x1__avx2(mr, 1, k_groups, a16, b16, terms, scale, &rq, got, LDY);
+    }
+    if (memcmp(want, got, sizeof want) != 0) {
+      fprintf(stderr, "\n%s: K groups %zu fill %d mr %zu differs\n", what, k_groups, fill, mr);
+      CU_FAIL(what);
+    }
+  }
+  free(a8);
+  free(b8);
+  free(a16);
+  free(b16);
+}
+
+static void test_ukernel_column_variants(void) {
+  if (!qt_avx2()) {
+    CU_PASS("no AVX2 on this machine: the one-column tiles cannot run");
+    return;
+  }
+  static const size_t groups[] = {0, 1, 3, 4, 5, 7, 8, 40, 130};
+  for (size_t gi = 0; gi < sizeof groups / sizeof groups[0]; ++gi) {
+    for (int fill = 0; fill < QT_C4_FILLS; ++fill) {
+      qt_column_case(groups[gi], fill, 0, NULL, "6x1 avx2 = 6x16 scalar");
+      qt_column_case(groups[gi], fill, 1, axle_qu8_gemm_12x1c4__avx2,
+                     "12x1c4 avx2 = 12x16c4 scalar");
+      if (qt_avx512())
+        qt_column_case(groups[gi], fill, 1, axle_qu8_gemm_12x1c4__avx512,
+                       "12x1c4 avx512 = 12x16c4 scalar");
+    }
+  }
+  if (!qt_avx512()) printf("\n  skipped: 12x1c4 avx512 (this CPU lacks AVX-512 VNNI)\n");
+  CU_PASS("one-column tiles = scalar");
+}
+
 static void test_ukernel_c4_by_hand(void) {
   /* One K quad, 0..255 against -128..127 at their ends: 255 * -128 + 0 * 127
    * + 255 * 127 + 1 * -1 = -256, plus the term 6 is -250; times 0.5 gives
@@ -711,6 +793,7 @@ int main(void) {
       {"micro-kernel 6x16 avx2 = scalar", test_ukernel_variants},
       {"micro-kernel 12x16c4, by hand", test_ukernel_c4_by_hand},
       {"micro-kernel 12x16c4 avx512 = scalar", test_ukernel_c4_variants},
+      {"one-column tiles (6x1, 12x1c4) = scalar at nr 1", test_ukernel_column_variants},
       {"depthwise 3x3 planes, avx2 and avx512 = scalar", test_dwconv_plane_variants},
       {"add, every variant", test_add},
       {"add, half-even", test_add_ties_round_to_even},
