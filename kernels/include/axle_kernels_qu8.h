@@ -182,6 +182,12 @@ void axle_qu8_gemm_12x1c4__avx512(size_t mr, size_t nr, size_t kq, const int8_t*
 void axle_qu8_im2col_block(const axle_f32_conv_params_t* p, const uint8_t* x_group,
                            uint8_t x_zero_point, size_t k0, size_t kc, size_t n0, size_t nc,
                            uint8_t* dst);
+/* The same, its stride-2 runs gathered with AVX2. */
+void axle_qu8_im2col_block__avx2(const axle_f32_conv_params_t* p, const uint8_t* x_group,
+                                 uint8_t x_zero_point, size_t k0, size_t kc, size_t n0, size_t nc,
+                                 uint8_t* dst);
+/* dst[i] = src[2 i] for i < count, reading no byte past src[2 count - 2]. */
+void axle_qu8_gather_stride2__avx2(uint8_t* dst, const uint8_t* src, size_t count);
 
 /* One output plane of a depthwise convolution: x_plane is the input
  * channel's plane, w its kernel taps as int16 (kernel volume rounded up to

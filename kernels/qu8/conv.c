@@ -143,6 +143,10 @@ typedef void (*pack_b_fn)(size_t kc, size_t cols, const uint8_t* x, size_t rs, i
 typedef void (*pack_b_c4_fn)(size_t kc, size_t cols, const uint8_t* x, size_t rs,
                              uint8_t* packed);
 
+typedef void (*im2col_fn)(const axle_f32_conv_params_t* p, const uint8_t* x_group,
+                          uint8_t x_zero_point, size_t k0, size_t kc, size_t n0, size_t nc,
+                          uint8_t* dst);
+
 typedef struct gemm_run_t {
   const axle_qu8_conv_plan_t* plan;
   const uint8_t* x;
@@ -159,6 +163,7 @@ typedef struct gemm_run_t {
    * layout that takes the weights as the vector operand, or NULL. */
   axle_qu8_gemm_ukernel_fn column;
   axle_qu8_gemm_c4_ukernel_fn column_c4;
+  im2col_fn im2col;
   size_t n_chunks, m_chunks; /* per (image, group) */
 } gemm_run_t;
 
@@ -201,8 +206,7 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
         block_j0 = j0;
         block_cols = (s1 - s < block ? s1 - s : block) * NR;
         if (block_cols > n - j0) block_cols = n - j0;
-        axle_qu8_im2col_block(p, xg, (uint8_t)plan->x_zero_point, 0, k, block_j0, block_cols,
-                              cols_buf);
+        r->im2col(p, xg, (uint8_t)plan->x_zero_point, 0, k, block_j0, block_cols, cols_buf);
       }
       src = cols_buf + (j0 - block_j0);
       rs = block_cols;
@@ -300,7 +304,15 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
     axle_parallel_run(par, (r.planes + r.planes_per_task - 1) / r.planes_per_task, dw_task, &r);
     return;
   }
-  gemm_run_t r = {plan, x, packed, rq, y, scratch, NULL, NULL, NULL, NULL, NULL, NULL, 1, 1};
+  gemm_run_t r = {.plan = plan,
+                  .x = x,
+                  .packed = packed,
+                  .rq = rq,
+                  .y = y,
+                  .scratch = scratch,
+                  .im2col = avx2 ? axle_qu8_im2col_block__avx2 : axle_qu8_im2col_block,
+                  .n_chunks = 1,
+                  .m_chunks = 1};
   const int vnni = axle_kernels_isa() >= AXLE_ISA_AVX512;
   if (quads(plan)) {
     r.ukernel_c4 = vnni ? axle_qu8_gemm_12x16c4__avx512 : axle_qu8_gemm_12x16c4__scalar;

@@ -5,9 +5,17 @@
 
 #include "axle_kernels_qu8.h"
 
-void axle_qu8_im2col_block(const axle_f32_conv_params_t* p, const uint8_t* x_group,
-                           uint8_t x_zero_point, size_t k0, size_t kc, size_t n0, size_t nc,
-                           uint8_t* dst) {
+typedef void (*gather2_fn)(uint8_t* dst, const uint8_t* src, size_t count);
+
+static void gather_stride2(uint8_t* dst, const uint8_t* src, size_t count) {
+  for (size_t i = 0; i < count; ++i) dst[i] = src[2 * i];
+}
+
+/* Stride-2 runs (the stem's taps) go through gather2, which the ISA
+ * variants vectorise; other strides copy one byte at a time. */
+static void im2col_block(const axle_f32_conv_params_t* p, const uint8_t* x_group,
+                         uint8_t x_zero_point, size_t k0, size_t kc, size_t n0, size_t nc,
+                         uint8_t* dst, gather2_fn gather2) {
   const int64_t in_vol = p->in[0] * p->in[1] * p->in[2];
   const int64_t kvol = p->kernel[0] * p->kernel[1] * p->kernel[2];
   const int64_t out1 = p->out[1], out2 = p->out[2], s2 = p->stride[2];
@@ -40,6 +48,9 @@ void axle_qu8_im2col_block(const axle_f32_conv_params_t* p, const uint8_t* x_gro
         if (s2 == 1) {
           if (b > j) memcpy(d + (j - o2), xrow + start2 + j, (size_t)(b - j));
           j = b > j ? b : j;
+        } else if (s2 == 2) {
+          if (b > j) gather2(d + (j - o2), xrow + start2 + 2 * j, (size_t)(b - j));
+          j = b > j ? b : j;
         } else {
           for (; j < b; ++j) d[j - o2] = xrow[start2 + j * s2];
         }
@@ -51,4 +62,16 @@ void axle_qu8_im2col_block(const axle_f32_conv_params_t* p, const uint8_t* x_gro
       ++row;
     }
   }
+}
+
+void axle_qu8_im2col_block(const axle_f32_conv_params_t* p, const uint8_t* x_group,
+                           uint8_t x_zero_point, size_t k0, size_t kc, size_t n0, size_t nc,
+                           uint8_t* dst) {
+  im2col_block(p, x_group, x_zero_point, k0, kc, n0, nc, dst, gather_stride2);
+}
+
+void axle_qu8_im2col_block__avx2(const axle_f32_conv_params_t* p, const uint8_t* x_group,
+                                 uint8_t x_zero_point, size_t k0, size_t kc, size_t n0, size_t nc,
+                                 uint8_t* dst) {
+  im2col_block(p, x_group, x_zero_point, k0, kc, n0, nc, dst, axle_qu8_gather_stride2__avx2);
 }

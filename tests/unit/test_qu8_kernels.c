@@ -591,6 +591,79 @@ static void test_ukernel_column_variants(void) {
   CU_PASS("one-column tiles = scalar");
 }
 
+/* The AVX2 stride-2 gather from buffers of exactly the bytes it may read
+ * (2 count - 1), so a read past them shows under AddressSanitizer, and the
+ * AVX2 im2col against the scalar one on stride-2 windows (pads, widths
+ * around the 16- and 32-byte steps, partial row and column blocks). */
+static void test_im2col_avx2(void) {
+  if (!qt_avx2()) {
+    CU_PASS("no AVX2 on this machine: the AVX2 im2col cannot run");
+    return;
+  }
+  for (size_t count = 1; count <= 100; ++count) {
+    uint8_t* src = malloc(2 * count - 1);
+    uint8_t *want = malloc(count), *got = malloc(count);
+    for (size_t i = 0; i < 2 * count - 1; ++i) src[i] = (uint8_t)qt_int(0, 255);
+    for (size_t i = 0; i < count; ++i) want[i] = src[2 * i];
+    axle_qu8_gather_stride2__avx2(got, src, count);
+    if (memcmp(want, got, count) != 0) {
+      fprintf(stderr, "\ngather stride 2, count %zu differs\n", count);
+      CU_FAIL("gather stride 2");
+    }
+    free(src);
+    free(want);
+    free(got);
+  }
+  static const int64_t widths[] = {1, 2, 15, 16, 17, 31, 33, 34, 35, 64, 67, 224};
+  static const int64_t kernels[] = {1, 3, 7};
+  for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi) {
+    for (size_t ki = 0; ki < 3; ++ki) {
+      for (int64_t pad = 0; pad <= kernels[ki] / 2; ++pad) {
+        axle_f32_conv_params_t p;
+        memset(&p, 0, sizeof p);
+        const int64_t kk = kernels[ki], w = widths[wi], h = 5;
+        p.batch = 1;
+        p.groups = 1;
+        p.in_channels = 2;
+        p.out_channels = 1;
+        p.in[0] = p.out[0] = p.kernel[0] = p.stride[0] = p.dilation[0] = 1;
+        p.in[1] = h;
+        p.in[2] = w;
+        p.kernel[1] = p.kernel[2] = kk;
+        p.stride[1] = p.stride[2] = 2;
+        p.dilation[1] = p.dilation[2] = 1;
+        p.pad[1] = p.pad[2] = pad; /* the same padding at the end: out below */
+        p.out[1] = (h + 2 * pad - kk) / 2 + 1;
+        p.out[2] = (w + 2 * pad - kk) / 2 + 1;
+        if (p.out[1] < 1 || p.out[2] < 1) continue;
+        const size_t in_n = (size_t)(2 * h * w), k = (size_t)(2 * kk * kk);
+        const size_t n = (size_t)(p.out[1] * p.out[2]);
+        uint8_t* x = malloc(in_n);
+        for (size_t i = 0; i < in_n; ++i) x[i] = (uint8_t)qt_int(0, 255);
+        /* Whole matrix, then a block of rows and columns from the middle. */
+        const size_t blocks[2][4] = {{0, k, 0, n}, {k / 3, k - k / 3, n / 3, n - n / 3}};
+        for (size_t bi = 0; bi < 2; ++bi) {
+          const size_t k0 = blocks[bi][0], kc = blocks[bi][1], n0 = blocks[bi][2];
+          const size_t nc = blocks[bi][3];
+          if (kc == 0 || nc == 0) continue;
+          uint8_t *want = malloc(kc * nc), *got = malloc(kc * nc);
+          axle_qu8_im2col_block(&p, x, 77, k0, kc, n0, nc, want);
+          axle_qu8_im2col_block__avx2(&p, x, 77, k0, kc, n0, nc, got);
+          if (memcmp(want, got, kc * nc) != 0) {
+            fprintf(stderr, "\nim2col avx2 width %lld kernel %lld pad %lld block %zu differs\n",
+                    (long long)w, (long long)kk, (long long)pad, bi);
+            CU_FAIL("im2col avx2 = scalar");
+          }
+          free(want);
+          free(got);
+        }
+        free(x);
+      }
+    }
+  }
+  CU_PASS("im2col avx2 = scalar");
+}
+
 static void test_ukernel_c4_by_hand(void) {
   /* One K quad, 0..255 against -128..127 at their ends: 255 * -128 + 0 * 127
    * + 255 * 127 + 1 * -1 = -256, plus the term 6 is -250; times 0.5 gives
@@ -794,6 +867,7 @@ int main(void) {
       {"micro-kernel 12x16c4, by hand", test_ukernel_c4_by_hand},
       {"micro-kernel 12x16c4 avx512 = scalar", test_ukernel_c4_variants},
       {"one-column tiles (6x1, 12x1c4) = scalar at nr 1", test_ukernel_column_variants},
+      {"im2col avx2 (stride-2 gather) = scalar", test_im2col_avx2},
       {"depthwise 3x3 planes, avx2 and avx512 = scalar", test_dwconv_plane_variants},
       {"add, every variant", test_add},
       {"add, half-even", test_add_ties_round_to_even},
