@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "axle_kernels_qu8.h"
+#include "lanes_avx2.h"
 #include "requant_avx2.h"
 
 enum { MR = AXLE_QU8_GEMM_MR, NR = AXLE_QU8_GEMM_NR };
@@ -135,18 +136,6 @@ AXLE_AVX2 void axle_qu8_gemm_6x16__avx2(size_t mr, size_t nr, size_t kp, const i
   }
 }
 
-/* The 32-bit groups at g, g + stride, g + 2 stride, g + 3 stride (int16
- * units) in one register. Inserted one by one: four 4-byte stores read back
- * as one 16-byte load would miss store forwarding on every K step. */
-AXLE_AVX2_INLINE __m128i column_pairs(const int16_t* g, size_t stride) {
-  int32_t v[4];
-  for (size_t q = 0; q < 4; ++q) memcpy(&v[q], g + q * stride, sizeof v[q]);
-  __m128i x = _mm_cvtsi32_si128(v[0]);
-  x = _mm_insert_epi32(x, v[1], 1);
-  x = _mm_insert_epi32(x, v[2], 2);
-  return _mm_insert_epi32(x, v[3], 3);
-}
-
 /* One output column: a pointwise layer on one pixel per image (a fully
  * connected layer at batch 1), where the 6 x 16 tile would spend six
  * vpmaddwd per K pair on one useful lane each. Here the weights are the
@@ -168,7 +157,8 @@ AXLE_AVX2 void axle_qu8_gemm_6x1__avx2(size_t mr, size_t nr, size_t kp, const in
   __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0, acc2 = acc0;
   size_t p = 0;
   for (; p + 4 <= kp; p += 4) {
-    const __m256i xv = _mm256_castsi128_si256(column_pairs(b + p * NR * 2, NR * 2));
+    const __m256i xv =
+        _mm256_castsi128_si256(axle_qu8_gather4_i32(b + p * NR * 2, NR * 2 * sizeof(int16_t)));
     const __m256i* w = (const __m256i*)(a + p * MR * 2);
     acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_loadu_si256(w),
                                                     _mm256_permutevar8x32_epi32(xv, spread0)));

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "axle_kernels_qu8.h"
+#include "lanes_avx2.h"
 #include "requant_avx2.h"
 
 #define AXLE_AVX512 \
@@ -72,15 +73,7 @@ AXLE_AVX512 void axle_qu8_gemm_12x1c4__avx512(size_t mr, size_t nr, size_t kq, c
   __m512i acc0 = _mm512_setzero_si512(), acc1 = acc0, acc2 = acc0;
   size_t p = 0;
   for (; p + 4 <= kq; p += 4) {
-    const uint8_t* g = b + p * NR * 4;
-    int32_t v[4];
-    for (size_t q = 0; q < 4; ++q) memcpy(&v[q], g + q * NR * 4, sizeof v[q]);
-    /* Inserted, not stored and reloaded: see column_pairs (gemm_avx2.c). */
-    __m128i x = _mm_cvtsi32_si128(v[0]);
-    x = _mm_insert_epi32(x, v[1], 1);
-    x = _mm_insert_epi32(x, v[2], 2);
-    x = _mm_insert_epi32(x, v[3], 3);
-    const __m512i xv = _mm512_castsi128_si512(x);
+    const __m512i xv = _mm512_castsi128_si512(axle_qu8_gather4_i32(b + p * NR * 4, NR * 4));
     const int8_t* w = a + p * MR * 4;
     acc0 = _mm512_dpbusd_epi32(acc0, _mm512_permutexvar_epi32(spread0, xv),
                                _mm512_loadu_si512(w));

@@ -458,6 +458,35 @@ static void test_ukernel_variants(void) {
 /* Operands of the VNNI micro-kernel test. */
 enum { QT_C4_RANDOM = 0, QT_C4_MAX_MIN, QT_C4_MAX_MAX, QT_C4_CORNERS, QT_C4_FILLS };
 
+/* Operands for a fill: n weights and n_b inputs, and MR terms and scales
+ * for K groups of up to 4 products (the scales keep even the largest sums,
+ * 4 groups x 255 x 128, off the clamp). */
+static void qt_fill_weights(int fill, int8_t* a, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    a[i] = (int8_t)(fill == QT_C4_RANDOM    ? qt_int(-128, 127)
+                    : fill == QT_C4_MAX_MIN ? -128
+                    : fill == QT_C4_MAX_MAX ? 127
+                                            : (qt_int(0, 1) ? 127 : -128));
+}
+
+static void qt_fill_inputs(int fill, uint8_t* b, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    b[i] = (uint8_t)(fill == QT_C4_RANDOM    ? qt_int(0, 255)
+                     : fill == QT_C4_CORNERS ? (qt_int(0, 1) ? 255 : 0)
+                                             : 255);
+}
+
+static void qt_fill_terms(int fill, size_t k_groups, size_t rows, int32_t* terms, float* scale) {
+  const float extreme = 100.0f / ((float)(k_groups + 1) * 4.0f * 255.0f * 128.0f);
+  for (size_t i = 0; i < rows; ++i) {
+    /* All-positive products on a term near INT32_MAX wrap around, as a
+     * wrapped packed term's sum must (a saturating vpdpbusds would stick
+     * at INT32_MAX). */
+    terms[i] = fill == QT_C4_MAX_MAX ? INT32_MAX - qt_int(0, 1000) : qt_int(-100000, 100000);
+    scale[i] = fill == QT_C4_RANDOM ? 1.0f / (float)qt_int(100, 3000) : extreme;
+  }
+}
+
 static void test_ukernel_c4_variants(void) {
   if (!qt_avx512()) {
     printf("\n  skipped: this CPU lacks AVX-512 VNNI (or AXLE_KERNELS_ISA caps it)\n");
@@ -471,26 +500,11 @@ static void test_ukernel_c4_variants(void) {
       const size_t kq = kqs[ki];
       int8_t* a = kt_scratch((kq + 1) * MR * 4);
       uint8_t* b = kt_scratch((kq + 1) * NR * 4);
-      for (size_t i = 0; i < kq * MR * 4; ++i)
-        a[i] = (int8_t)(fill == QT_C4_RANDOM    ? qt_int(-128, 127)
-                        : fill == QT_C4_MAX_MIN ? -128
-                        : fill == QT_C4_MAX_MAX ? 127
-                                                : (qt_int(0, 1) ? 127 : -128));
-      for (size_t i = 0; i < kq * NR * 4; ++i)
-        b[i] = (uint8_t)(fill == QT_C4_RANDOM    ? qt_int(0, 255)
-                         : fill == QT_C4_CORNERS ? (qt_int(0, 1) ? 255 : 0)
-                                                 : 255);
+      qt_fill_weights(fill, a, kq * MR * 4);
+      qt_fill_inputs(fill, b, kq * NR * 4);
       int32_t terms[MR];
       float scale[MR];
-      /* Keep even the largest sums (4 kq x 255 x 128) off the clamp. */
-      const float extreme = 100.0f / ((float)(kq + 1) * 4.0f * 255.0f * 128.0f);
-      for (int i = 0; i < MR; ++i) {
-        /* All-positive products on a term near INT32_MAX wrap around, as
-         * a wrapped packed term's sum must (a saturating vpdpbusds would
-         * stick at INT32_MAX). */
-        terms[i] = fill == QT_C4_MAX_MAX ? INT32_MAX - qt_int(0, 1000) : qt_int(-100000, 100000);
-        scale[i] = fill == QT_C4_RANDOM ? 1.0f / (float)qt_int(100, 3000) : extreme;
-      }
+      qt_fill_terms(fill, kq, MR, terms, scale);
       const axle_qu8_requant_t rq = {scale, qt_int(0, 255), 3, 250};
       for (size_t mr = 1; mr <= MR; ++mr) {
         for (size_t nr = 1; nr <= NR; ++nr) {
@@ -528,26 +542,13 @@ static void qt_column_case(size_t k_groups, int fill, int quads, qt_c4_fn c4,
   uint8_t* b8 = kt_scratch(b_n);
   int16_t* a16 = kt_scratch(a_n * sizeof(int16_t));
   int16_t* b16 = kt_scratch(b_n * sizeof(int16_t));
-  for (size_t i = 0; i < a_n; ++i) {
-    a8[i] = (int8_t)(fill == QT_C4_RANDOM    ? qt_int(-128, 127)
-                     : fill == QT_C4_MAX_MIN ? -128
-                     : fill == QT_C4_MAX_MAX ? 127
-                                             : (qt_int(0, 1) ? 127 : -128));
-    a16[i] = a8[i];
-  }
-  for (size_t i = 0; i < b_n; ++i) {
-    b8[i] = (uint8_t)(fill == QT_C4_RANDOM    ? qt_int(0, 255)
-                      : fill == QT_C4_CORNERS ? (qt_int(0, 1) ? 255 : 0)
-                                              : 255);
-    b16[i] = b8[i];
-  }
+  qt_fill_weights(fill, a8, a_n);
+  qt_fill_inputs(fill, b8, b_n);
+  for (size_t i = 0; i < a_n; ++i) a16[i] = a8[i];
+  for (size_t i = 0; i < b_n; ++i) b16[i] = b8[i];
   int32_t terms[MR];
   float scale[MR];
-  const float extreme = 100.0f / ((float)(k_groups + 1) * 4.0f * 255.0f * 128.0f);
-  for (int i = 0; i < MR; ++i) {
-    terms[i] = fill == QT_C4_MAX_MAX ? INT32_MAX - qt_int(0, 1000) : qt_int(-100000, 100000);
-    scale[i] = fill == QT_C4_RANDOM ? 1.0f / (float)qt_int(100, 3000) : extreme;
-  }
+  qt_fill_terms(fill, k_groups, MR, terms, scale);
   const axle_qu8_requant_t rq = {scale, qt_int(0, 255), 3, 250};
   for (size_t mr = 1; mr <= rows; ++mr) {
     uint8_t want[MR * LDY], got[MR * LDY];
