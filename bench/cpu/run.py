@@ -213,13 +213,20 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     paths = models.build_all(os.path.join(out_dir, "models"))
     threads = [int(t) for t in a.threads.split(",") if t]
+    # An empty list times no model (SGEMM only, say); a misspelt name stops
+    # here rather than after minutes of building and timing.
+    names = [m for m in a.models.split(",") if m]
+    unknown = [m for m in names if m not in paths]
+    if unknown:
+        sys.exit(f"bench/cpu: unknown model(s) {', '.join(unknown)}; "
+                 f"known: {', '.join(models.MODELS)}")
     import onnxruntime
     log(f"== CPU benchmark {time.strftime('%Y-%m-%d %H:%M')}  onnxruntime {onnxruntime.__version__}"
         f"  load average {os.getloadavg()[0]:.2f}")
 
     results, no_opt = {}, {}
     with tempfile.TemporaryDirectory() as work:
-        for name in a.models.split(","):
+        for name in names:
             path = paths[name]
             x = models.input_for(name)
             x_path = os.path.join(work, "input.npy")
@@ -285,7 +292,7 @@ def main():
 
     if a.layers:
         exe = build_layer_profiler(build, out_dir)
-        for name in a.models.split(","):
+        for name in names:
             trace = os.path.join(out_dir, f"{name}.trace.json")
             subprocess.run([exe, paths[name], trace, "--threads", str(threads[0]),
                             "--runs", "10"], check=True)
