@@ -10,8 +10,9 @@
  * span pairs of panels on both sides (12 x 32: each broadcast of A feeds
  * two FMAs, each B vector twelve), 32 + 12 KiB at the largest kc, which
  * Sapphire Rapids' 48 KiB L1 holds; kc is not cut for it, since pre-packed
- * weights are blocked by kc. With a short K block the two inner loops swap
- * (see rows_outer).
+ * weights are blocked by kc. A GEMM that packs both operands itself takes
+ * longer K blocks there instead (GEMM_KC_MAX_WIDE). With a short K block
+ * the two inner loops swap (see rows_outer).
  * Work is split over column chunks and/or row chunks (see plan_gemm). An
  * operand that several tasks would each have to pack (A across column
  * chunks, B across row chunks) is packed once instead, up front and in
@@ -22,12 +23,20 @@
 
 #include "axle_kernels.h"
 #include "gemm_avx512.h"
+#include "gemm_internal.h"
 
 enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
 
 #ifndef GEMM_KC_MAX
 #define GEMM_KC_MAX 256  /* B panel 16 KiB + A panel 6 KiB in L1 */
 #endif
+/* K blocks of a GEMM with no pre-packed operand (whose blocking the packers
+ * fix at GEMM_KC_MAX) under the AVX-512 tiles: longer blocks halve the
+ * passes over C, which outweighs a B pair (48 KiB at 384) no longer
+ * staying in L1; squares of 1024 and 2048 2-5 % faster, level with or
+ * ahead of OpenBLAS (Sapphire Rapids; 512 no better than 384, and the AVX2
+ * tile, whose panels fill Zen 3's 32 KiB L1 sooner, lost 2-3 %). */
+#define GEMM_KC_MAX_WIDE 384
 #ifndef GEMM_MC_MAX
 #define GEMM_MC_MAX 144  /* A block 144 x 256 x 4 = 144 KiB in L2 */
 #endif
@@ -99,10 +108,10 @@ static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 /* First panel of chunk i of `chunks` over `panels` (balanced to +-1). */
 static size_t chunk_start(size_t i, size_t chunks, size_t panels) { return i * panels / chunks; }
 
-size_t axle_f32_gemm_kc(size_t k) {
-  /* Equal blocks no larger than the cap: 300 is 2 x 150, not 256 + 44. */
-  return k ? div_up(k, div_up(k, GEMM_KC_MAX)) : 0;
-}
+/* Equal blocks no larger than cap: 300 is 2 x 150, not 256 + 44. */
+static size_t kc_for(size_t k, size_t cap) { return k ? div_up(k, div_up(k, cap)) : 0; }
+
+size_t axle_f32_gemm_kc(size_t k) { return kc_for(k, GEMM_KC_MAX); }
 
 /* Whether B (contiguous rows) is read in place by the micro-kernel instead
  * of packed. Packing copies every element once and lets the M / MR tiles
@@ -146,10 +155,11 @@ static size_t split_chunks(size_t panels, size_t threads, int few) {
   return chunks < panels ? chunks : panels;
 }
 
-static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* pl) {
+/* wide: the AVX-512 tiles will run (see GEMM_KC_MAX_WIDE). */
+static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, int wide, gemm_plan_t* pl) {
   memset(pl, 0, sizeof *pl);
   if (threads < 1) threads = 1;
-  pl->kc = axle_f32_gemm_kc(g->k);
+  pl->kc = kc_for(g->k, wide && !g->a.packed && !g->b.packed ? GEMM_KC_MAX_WIDE : GEMM_KC_MAX);
   pl->mc = GEMM_MC_MAX;
   pl->n_panels = div_up(g->n, NR);
   pl->m_panels = div_up(g->m, MR);
@@ -215,8 +225,10 @@ size_t axle_f32_gemm_scratch_size(const axle_f32_gemm_t* g, uint32_t threads) {
   if (threads < 1) threads = 1;
   axle_f32_gemm_t swapped;
   g = orient(g, &swapped);
+  /* Sized for the longer K blocks whatever the ISA now: a run may happen
+   * after dispatch was raised (the buffers grow with kc, nothing shrinks). */
   gemm_plan_t pl;
-  plan_gemm(g, threads, &pl);
+  plan_gemm(g, threads, 1, &pl);
   return (pl.shared_a + pl.shared_b + pl.worker_floats * threads) * sizeof(float);
 }
 
@@ -242,12 +254,12 @@ static void pack_a_block(const gemm_run_t* r, size_t i0, size_t mc, size_t p0, s
                          float* tmp, float* dst) {
   const axle_f32_gemm_t* g = r->g;
   if (g->a.data) {
-    axle_f32_gemm_pack_a(mc, kc, g->alpha, g->a.data + i0 * g->a.rs + p0 * g->a.cs, g->a.rs,
+    axle_f32_gemm_pack_a_block(mc, kc, g->alpha, g->a.data + i0 * g->a.rs + p0 * g->a.cs, g->a.rs,
                          g->a.cs, dst);
   } else {
     /* Generated K-major: row i of A is column i of tmp. */
     g->a.gen(g->a.gen_ctx, p0, kc, i0, mc, tmp);
-    axle_f32_gemm_pack_a(mc, kc, g->alpha, tmp, 1, mc, dst);
+    axle_f32_gemm_pack_a_block(mc, kc, g->alpha, tmp, 1, mc, dst);
   }
 }
 
@@ -256,10 +268,11 @@ static void pack_b_block(const gemm_run_t* r, size_t j0, size_t nc, size_t p0, s
                          float* tmp, float* dst) {
   const axle_f32_gemm_t* g = r->g;
   if (g->b.data) {
-    axle_f32_gemm_pack_b(kc, nc, g->b.data + p0 * g->b.rs + j0 * g->b.cs, g->b.rs, g->b.cs, dst);
+    axle_f32_gemm_pack_b_block(kc, nc, g->b.data + p0 * g->b.rs + j0 * g->b.cs, g->b.rs, g->b.cs,
+                               dst);
   } else {
     g->b.gen(g->b.gen_ctx, p0, kc, j0, nc, tmp);
-    axle_f32_gemm_pack_b(kc, nc, tmp, nc, 1, dst);
+    axle_f32_gemm_pack_b_block(kc, nc, tmp, nc, 1, dst);
   }
 }
 
@@ -386,7 +399,7 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
     const size_t tail = (n1 - n0) % NR;
     const int tail_wide = r->wide && div_up(n1 - n0, NR) % 2 == 0;
     if (b_src && tail && !tail_wide)
-      axle_f32_gemm_pack_b(kc, tail, b_src + (n1 - n0 - tail), b_rs, 1, bbuf);
+      axle_f32_gemm_pack_b_block(kc, tail, b_src + (n1 - n0 - tail), b_rs, 1, bbuf);
     /* The wide tile takes two A panels at a time as well. */
     const size_t row_step = r->wide ? 2 * MR : MR;
     for (size_t i0 = m0; i0 < m1; i0 += pl->mc) {
@@ -415,8 +428,9 @@ void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_
   axle_f32_gemm_t swapped;
   g = orient(g, &swapped);
   const uint32_t threads = axle_parallel_threads(par);
+  const int wide = axle_kernels_isa() >= AXLE_ISA_AVX512;
   gemm_plan_t pl;
-  plan_gemm(g, threads, &pl);
+  plan_gemm(g, threads, wide, &pl);
   axle_f32_epilogue_t none;
   axle_f32_epilogue_init(&none);
   float* shared = scratch;
@@ -424,7 +438,7 @@ void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_
                   &pl,
                   g->ep ? g->ep : &none,
                   axle_f32_gemm_ukernel(),
-                  axle_kernels_isa() >= AXLE_ISA_AVX512 ? axle_f32_gemm_12x32__avx512 : NULL,
+                  wide ? axle_f32_gemm_12x32__avx512 : NULL,
                   pl.prepack_a ? shared : NULL,
                   pl.prepack_b ? shared + pl.shared_a : NULL,
                   shared + pl.shared_a + pl.shared_b};

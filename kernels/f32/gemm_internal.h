@@ -11,6 +11,14 @@ void axle_f32_gemm_tile_store(size_t mr, size_t nr, const float* acc, float* c, 
                               uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
                               size_t col0);
 
+/* One K block (kb rows of K, however long) in the layout of
+ * axle_f32_gemm_pack_a / _pack_b, which cut K into axle_f32_gemm_kc blocks
+ * of these: for the driver, whose blocks may be longer. */
+void axle_f32_gemm_pack_a_block(size_t m, size_t kb, float alpha, const float* a, size_t a_rs,
+                                size_t a_cs, float* packed);
+void axle_f32_gemm_pack_b_block(size_t kb, size_t n, const float* b, size_t b_rs, size_t b_cs,
+                                float* packed);
+
 /* Where element (row, col) of an m x k matrix lands in its
  * axle_f32_gemm_pack_a layout (for packers that transform as they go). */
 size_t axle_f32_gemm_packed_a_index(size_t m, size_t k, size_t row, size_t col);

@@ -14,16 +14,20 @@ size_t axle_f32_gemm_packed_a_size(size_t m, size_t k) { return (m + MR - 1) / M
 
 size_t axle_f32_gemm_packed_b_size(size_t k, size_t n) { return (n + NR - 1) / NR * NR * k; }
 
+void axle_f32_gemm_pack_a_block(size_t m, size_t kb, float alpha, const float* a, size_t a_rs,
+                                size_t a_cs, float* packed) {
+  if (axle_kernels_isa() >= AXLE_ISA_AVX2_FMA)
+    axle_f32_gemm_pack_a__avx2(m, kb, alpha, a, a_rs, a_cs, packed);
+  else
+    axle_f32_gemm_pack_a__scalar(m, kb, alpha, a, a_rs, a_cs, packed);
+}
+
 void axle_f32_gemm_pack_a(size_t m, size_t k, float alpha, const float* a, size_t a_rs,
                           size_t a_cs, float* packed) {
   const size_t kc = axle_f32_gemm_kc(k), m_pad = (m + MR - 1) / MR * MR;
-  const int avx2 = axle_kernels_isa() >= AXLE_ISA_AVX2_FMA;
   for (size_t p0 = 0; p0 < k; p0 += kc) {
     const size_t kb = k - p0 < kc ? k - p0 : kc;
-    if (avx2)
-      axle_f32_gemm_pack_a__avx2(m, kb, alpha, a + p0 * a_cs, a_rs, a_cs, packed + p0 * m_pad);
-    else
-      axle_f32_gemm_pack_a__scalar(m, kb, alpha, a + p0 * a_cs, a_rs, a_cs, packed + p0 * m_pad);
+    axle_f32_gemm_pack_a_block(m, kb, alpha, a + p0 * a_cs, a_rs, a_cs, packed + p0 * m_pad);
   }
 }
 
@@ -79,16 +83,20 @@ void axle_f32_gemm_pack_b__scalar(size_t k, size_t n, const float* b, size_t b_r
   }
 }
 
+void axle_f32_gemm_pack_b_block(size_t kb, size_t n, const float* b, size_t b_rs, size_t b_cs,
+                                float* packed) {
+  if (axle_kernels_isa() >= AXLE_ISA_AVX2_FMA)
+    axle_f32_gemm_pack_b__avx2(kb, n, b, b_rs, b_cs, packed);
+  else
+    axle_f32_gemm_pack_b__scalar(kb, n, b, b_rs, b_cs, packed);
+}
+
 void axle_f32_gemm_pack_b(size_t k, size_t n, const float* b, size_t b_rs, size_t b_cs,
                           float* packed) {
   const size_t kc = axle_f32_gemm_kc(k), n_pad = (n + NR - 1) / NR * NR;
-  const int avx2 = axle_kernels_isa() >= AXLE_ISA_AVX2_FMA;
   for (size_t p0 = 0; p0 < k; p0 += kc) {
     const size_t kb = k - p0 < kc ? k - p0 : kc;
-    if (avx2)
-      axle_f32_gemm_pack_b__avx2(kb, n, b + p0 * b_rs, b_rs, b_cs, packed + p0 * n_pad);
-    else
-      axle_f32_gemm_pack_b__scalar(kb, n, b + p0 * b_rs, b_rs, b_cs, packed + p0 * n_pad);
+    axle_f32_gemm_pack_b_block(kb, n, b + p0 * b_rs, b_rs, b_cs, packed + p0 * n_pad);
   }
 }
 
