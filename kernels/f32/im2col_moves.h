@@ -22,6 +22,12 @@ typedef struct axle_f32_im2col_move_t {
   uint16_t ld0, ld1, st;
 } axle_f32_im2col_move_t;
 
+/* base + i floats, through uintptr_t: a masked move's address may lie
+ * outside the plane, where pointer arithmetic would be undefined. */
+static inline const float* axle_f32_im2col_at(const float* base, int64_t i) {
+  return (const float*)((uintptr_t)base + (uintptr_t)(i * (int64_t)sizeof(float)));
+}
+
 /* Stores moves [mv, end) of a row, stride 1 or 2, from channel xc into d. */
 typedef void (*axle_f32_im2col_replay_fn)(const axle_f32_im2col_move_t* mv,
                                           const axle_f32_im2col_move_t* end, int64_t stride,
