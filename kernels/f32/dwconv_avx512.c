@@ -1,15 +1,22 @@
-/* Depthwise 3x3 convolution of one plane with AVX-512, stride 1 or 2: the
- * scheme of dwconv_avx2.c (in place, three FMA chains, the flat stride-1
- * walk for "same" planes) on 16 lanes. Opmasks replace what AVX2 builds
- * from compares and blends: taps in the padding are masked loads (masked-off
- * lanes read nothing, so they may lie outside the plane, and give 0), a
- * row's last group is a masked store, and stride 2 deinterleaves with one
- * two-source permute per tap instead of shuffles plus a permute back. */
+/* Depthwise 3x3 convolution of one plane with AVX-512, stride 1 or 2, read
+ * in place. "Same" stride-1 planes take the flat walk of dwconv_avx2.c on
+ * 16 lanes; the others a row-blocked walk: four output rows per pass, each
+ * input row loaded once for every output row it feeds, the weights held in
+ * registers, and at stride 2 three 16-aligned loads deinterleaved by three
+ * two-source permutes per row (loads bound these kernels: the per-row walk
+ * before it took 12 loads, most of them split across cache lines, and
+ * reloaded a weight per FMA; 1.75x on stride-2 planes in L2). Opmasks
+ * replace what AVX2 builds from compares and blends: taps in the padding
+ * are masked loads (masked-off lanes read nothing, so they may lie outside
+ * the plane, and give 0) and a row's last group is a masked store. */
 #include <immintrin.h>
 
 #include "axle_kernels.h"
 
 #define AXLE_AVX512 __attribute__((target("avx2,fma,avx512f")))
+/* The row-blocked walk's pieces must inline: the variants differ only in
+ * constants (stride, masking) that fold away there. */
+#define AXLE_INLINE __attribute__((always_inline)) inline
 
 /* Lanes i with 0 <= c + i < width. */
 static inline __mmask16 lanes_inside(int64_t c, int64_t width) {
@@ -38,27 +45,18 @@ AXLE_AVX512 static inline __m512 odd_of(__m512 lo, __m512 hi) {
   return _mm512_permutex2var_ps(lo, idx, hi);
 }
 
-/* Offsets from the group's leftmost tap column of its loads, per stride. */
-static const int64_t k_load_at[2][4] = {{0, 1, 2, 0}, {0, 16, 2, 18}};
-
-/* acc + one kernel row (weights w0..w2) over input row `row` for the 16
- * outputs whose leftmost tap is input column c, at stride s; m: NULL, or
- * the masks of the loads at k_load_at[s - 1]. */
-AXLE_AVX512 static inline __m512 row_taps(__m512 acc, int64_t s, const float* row, int64_t c,
-                                          const __mmask16* m, const __m512* w) {
-  const int64_t* at = k_load_at[s - 1];
-#define AXLE_LOAD(k) load16(row, c + at[k], m ? m + (k) : NULL)
-  if (s == 1) {
-    acc = _mm512_fmadd_ps(w[0], AXLE_LOAD(0), acc);
-    acc = _mm512_fmadd_ps(w[1], AXLE_LOAD(1), acc);
-    return _mm512_fmadd_ps(w[2], AXLE_LOAD(2), acc);
-  }
-  const __m512 a = AXLE_LOAD(0), b = AXLE_LOAD(1), a2 = AXLE_LOAD(2), b2 = AXLE_LOAD(3);
-#undef AXLE_LOAD
-  acc = _mm512_fmadd_ps(w[0], even_of(a, b), acc);
-  acc = _mm512_fmadd_ps(w[1], odd_of(a, b), acc);
-  return _mm512_fmadd_ps(w[2], even_of(a2, b2), acc);
-}
+/* How the row walk gathers a row's three tap columns for 16 outputs whose
+ * leftmost tap is column c, and the offsets from c of its three loads:
+ *   ROW_S1      stride 1: loads at c, c + 1, c + 2
+ *   ROW_S2_EVEN stride 2, c even (no left padding): 48 columns from c;
+ *               left = even, mid = odd, right = even one lane on
+ *   ROW_S2_ODD  stride 2, c odd (padding 1): 32 columns from c + 1 and
+ *               the 16 before; left = odd one lane back, mid = even,
+ *               right = odd
+ * The stride-2 forms load 16-aligned blocks (whole cache lines when the
+ * row is aligned): loads, not shuffles, bound these kernels. */
+enum { ROW_S1 = 0, ROW_S2_EVEN = 1, ROW_S2_ODD = 2 };
+static const int64_t k_load_at[3][3] = {{0, 1, 2}, {0, 16, 32}, {-15, 1, 17}};
 
 typedef struct dw_plane_t {
   __m512 w[9];
@@ -89,34 +87,190 @@ AXLE_AVX512 static inline void finish(const dw_plane_t* d, __m512 v, const float
     _mm512_mask_storeu_ps(y, m, v);
 }
 
-/* Output column group gi of one row: rows[t] is input row t of the window,
- * NULL in the padding; masked: the group reaches outside the row. */
-AXLE_AVX512 static inline void out_group(const dw_plane_t* d, int64_t s, int64_t pl,
-                                         const float* const rows[3], int64_t gi, int masked,
-                                         int64_t groups, const float* res, float* y) {
-  const int64_t c = gi * 16 * s - pl;
-  /* The masks once per group, not per load: on the small planes most
-   * groups are masked. */
-  __mmask16 m[4];
-  for (int k = 0; k < 4; ++k) m[k] = lanes_inside(c + k_load_at[s - 1][k], d->iw);
-  /* One sum per kernel row: three short FMA chains instead of one of nine. */
-  __m512 acc[3];
-  for (int t = 0; t < 3; ++t) {
-    acc[t] = t == 0 ? d->bias : _mm512_setzero_ps();
-    if (rows[t]) acc[t] = row_taps(acc[t], s, rows[t], c, masked ? m : NULL, d->w + 3 * t);
-  }
-  finish(d, _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), acc[2]), res ? res + gi * 16 : NULL,
-         y + gi * 16, gi == groups - 1 ? d->tail : (__mmask16)0xFFFF);
+/* The nine weights as named values: indexed from an array, the compiler
+ * keeps them in memory and every FMA reloads its weight, and loads are what
+ * these kernels run out of. */
+typedef struct dw_taps_t {
+  __m512 w00, w01, w02, w10, w11, w12, w20, w21, w22;
+} dw_taps_t;
+#define AXLE_KROW(k) w->w##k##0, w->w##k##1, w->w##k##2
+
+/* The three tap columns of one input row for 16 outputs, as values: in
+ * an array the compiler keeps them in memory. */
+typedef struct dw_row_t {
+  __m512 left, mid, right;
+} dw_row_t;
+
+/* acc + wa * v.left + wb * v.mid + wc * v.right. */
+AXLE_AVX512 static AXLE_INLINE __m512 taps(__m512 acc, __m512 wa, __m512 wb, __m512 wc,
+                                           dw_row_t v) {
+  acc = _mm512_fmadd_ps(wa, v.left, acc);
+  acc = _mm512_fmadd_ps(wb, v.mid, acc);
+  return _mm512_fmadd_ps(wc, v.right, acc);
 }
 
-/* One output row: plain loads on the interior groups [g_lo, g_hi). Inlined
- * with a constant stride, so each loop compiles without the tests. */
-AXLE_AVX512 static inline void out_row(const dw_plane_t* d, int64_t s, int64_t pl,
-                                       const float* const rows[3], int64_t g_lo, int64_t g_hi,
-                                       int64_t groups, const float* res, float* y) {
-  for (int64_t gi = 0; gi < g_lo; ++gi) out_group(d, s, pl, rows, gi, 1, groups, res, y);
-  for (int64_t gi = g_lo; gi < g_hi; ++gi) out_group(d, s, pl, rows, gi, 0, groups, res, y);
-  for (int64_t gi = g_hi; gi < groups; ++gi) out_group(d, s, pl, rows, gi, 1, groups, res, y);
+/* The tap columns of row `row` for the 16 outputs whose leftmost tap is
+ * column c, gathered by form k (ROW_*). m: NULL (every load inside the
+ * row), or the masks of the loads at k_load_at[k]. */
+AXLE_AVX512 static AXLE_INLINE dw_row_t row_vectors(int k, const float* row, int64_t c,
+                                                    const __mmask16* m) {
+  const int64_t* at = k_load_at[k];
+  dw_row_t v;
+#define AXLE_LOAD(i) load16(row, c + at[i], m ? m + (i) : NULL)
+  const __m512 l0 = AXLE_LOAD(0), l1 = AXLE_LOAD(1), l2 = AXLE_LOAD(2);
+#undef AXLE_LOAD
+  if (k == ROW_S1) {
+    v.left = l0;
+    v.mid = l1;
+    v.right = l2;
+  } else if (k == ROW_S2_EVEN) {
+    const __m512i next = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
+    v.left = even_of(l0, l1);
+    v.mid = odd_of(l0, l1);
+    v.right = _mm512_permutex2var_ps(v.left, next, l2);
+  } else {
+    const __m512i back = _mm512_setr_epi32(31, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+    v.mid = even_of(l1, l2);
+    v.right = odd_of(l1, l2);
+    v.left = _mm512_permutex2var_ps(v.right, back, l0);
+  }
+  return v;
+}
+
+/* Sixteen outputs at one column group of four output rows from oy (the
+ * first `rows` stored, lanes sm): input rows from iy0 = oy * s - pt,
+ * columns from c. Each input row is loaded once and feeds every output
+ * row whose window holds it (stride 1: 6 rows for 4 outputs instead of 12);
+ * a[r] sums the bias and kernel rows 0-1 of output r, b[r] kernel row 2,
+ * so 8 FMA chains are in flight. Inlined with constant flags, so the hot
+ * variant compiles without tests: full (all input rows inside, 4 rows
+ * stored), plain (no residual, no leaky), m NULL (no column masks), sm
+ * 0xFFFF. */
+AXLE_AVX512 static AXLE_INLINE void block4(const dw_plane_t* d, const dw_taps_t* w, int k,
+                                           int full, int plain, const float* x, int64_t ih,
+                                           int64_t iy0, int64_t c, const __mmask16* m,
+                                           int64_t rows, __mmask16 sm, const float* res,
+                                           int64_t ow, float* y) {
+  const int64_t iw = d->iw, s = k == ROW_S1 ? 1 : 2;
+  __m512 a0 = d->bias, a1 = d->bias, a2 = d->bias, a3 = d->bias;
+  __m512 b0 = _mm512_setzero_ps(), b1 = b0, b2 = b0, b3 = b0;
+  dw_row_t v;
+  /* Rows in the padding add nothing. */
+#define AXLE_IN(t)                                    \
+  ((full || (iy0 + (t) >= 0 && iy0 + (t) < ih)) && \
+   ((v = row_vectors(k, x + (iy0 + (t)) * iw, c, m)), 1))
+  if (s == 1) {
+    if (AXLE_IN(0)) a0 = taps(a0, AXLE_KROW(0), v);
+    if (AXLE_IN(1)) {
+      a0 = taps(a0, AXLE_KROW(1), v);
+      a1 = taps(a1, AXLE_KROW(0), v);
+    }
+    if (AXLE_IN(2)) {
+      b0 = taps(b0, AXLE_KROW(2), v);
+      a1 = taps(a1, AXLE_KROW(1), v);
+      a2 = taps(a2, AXLE_KROW(0), v);
+    }
+    if (AXLE_IN(3)) {
+      b1 = taps(b1, AXLE_KROW(2), v);
+      a2 = taps(a2, AXLE_KROW(1), v);
+      a3 = taps(a3, AXLE_KROW(0), v);
+    }
+    if (AXLE_IN(4)) {
+      b2 = taps(b2, AXLE_KROW(2), v);
+      a3 = taps(a3, AXLE_KROW(1), v);
+    }
+    if (AXLE_IN(5)) b3 = taps(b3, AXLE_KROW(2), v);
+  } else {
+    if (AXLE_IN(0)) a0 = taps(a0, AXLE_KROW(0), v);
+    if (AXLE_IN(1)) a0 = taps(a0, AXLE_KROW(1), v);
+    if (AXLE_IN(2)) {
+      b0 = taps(b0, AXLE_KROW(2), v);
+      a1 = taps(a1, AXLE_KROW(0), v);
+    }
+    if (AXLE_IN(3)) a1 = taps(a1, AXLE_KROW(1), v);
+    if (AXLE_IN(4)) {
+      b1 = taps(b1, AXLE_KROW(2), v);
+      a2 = taps(a2, AXLE_KROW(0), v);
+    }
+    if (AXLE_IN(5)) a2 = taps(a2, AXLE_KROW(1), v);
+    if (AXLE_IN(6)) {
+      b2 = taps(b2, AXLE_KROW(2), v);
+      a3 = taps(a3, AXLE_KROW(0), v);
+    }
+    if (AXLE_IN(7)) a3 = taps(a3, AXLE_KROW(1), v);
+    if (AXLE_IN(8)) b3 = taps(b3, AXLE_KROW(2), v);
+  }
+#undef AXLE_IN
+  if (plain) {
+    /* The clamp alone: see activate. */
+#define AXLE_STORE(r, v) \
+  _mm512_mask_storeu_ps(y + (r) * ow, sm, _mm512_min_ps(d->hi, _mm512_max_ps(d->lo, (v))))
+    AXLE_STORE(0, _mm512_add_ps(a0, b0));
+    AXLE_STORE(1, _mm512_add_ps(a1, b1));
+    AXLE_STORE(2, _mm512_add_ps(a2, b2));
+    AXLE_STORE(3, _mm512_add_ps(a3, b3));
+#undef AXLE_STORE
+    return;
+  }
+  finish(d, _mm512_add_ps(a0, b0), res, y, sm);
+  if (full || rows > 1) finish(d, _mm512_add_ps(a1, b1), res ? res + ow : NULL, y + ow, sm);
+  if (full || rows > 2)
+    finish(d, _mm512_add_ps(a2, b2), res ? res + 2 * ow : NULL, y + 2 * ow, sm);
+  if (full || rows > 3)
+    finish(d, _mm512_add_ps(a3, b3), res ? res + 3 * ow : NULL, y + 3 * ow, sm);
+}
+
+/* Any plane at stride 1 or 2, four output rows per pass. */
+AXLE_AVX512 static void plane_rows(const dw_plane_t* d, int64_t s, const axle_f32_conv_params_t* p,
+                                   const float* x, const float* residual, float* y) {
+  const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2];
+  const int64_t pt = p->pad[1], pl = p->pad[2];
+  const int64_t groups = (ow + 15) / 16;
+  const int k = s == 1 ? ROW_S1 : pl % 2 ? ROW_S2_ODD : ROW_S2_EVEN;
+  const int64_t* at = k_load_at[k];
+  /* Column groups [g_lo, g_hi) load only columns inside the row (their
+   * first load's first column c + at[0] >= 0, their last load's last one
+   * < iw) and store a whole vector. */
+  const int64_t step = 16 * s, first = at[0] - pl, last = at[2] + 15 - pl;
+  int64_t g_lo = first >= 0 ? 0 : (-first + step - 1) / step;
+  int64_t g_hi = iw - 1 - last < 0 ? 0 : (iw - 1 - last) / step + 1;
+  const int64_t g_full = d->tail == 0xFFFF ? groups : groups - 1;
+  if (g_hi > g_full) g_hi = g_full;
+  if (g_lo > g_hi) g_lo = g_hi;
+  const dw_taps_t w = {d->w[0], d->w[1], d->w[2], d->w[3], d->w[4],
+                       d->w[5], d->w[6], d->w[7], d->w[8]};
+  const int plain = !residual && !d->leaky;
+  /* One call per form with constant flags. */
+#define AXLE_BLOCK(FULL, PLAIN, M, ROWS, SM, RES)                                          \
+  do {                                                                                     \
+    if (k == ROW_S1)                                                                       \
+      block4(d, &w, ROW_S1, FULL, PLAIN, x, ih, iy0, c, M, ROWS, SM, RES, ow, yg);         \
+    else if (k == ROW_S2_EVEN)                                                             \
+      block4(d, &w, ROW_S2_EVEN, FULL, PLAIN, x, ih, iy0, c, M, ROWS, SM, RES, ow, yg);    \
+    else                                                                                   \
+      block4(d, &w, ROW_S2_ODD, FULL, PLAIN, x, ih, iy0, c, M, ROWS, SM, RES, ow, yg);     \
+  } while (0)
+  for (int64_t oy = 0; oy < oh; oy += 4) {
+    const int64_t rows = oh - oy < 4 ? oh - oy : 4, iy0 = oy * s - pt;
+    const int full = rows == 4 && iy0 >= 0 && iy0 + 3 * s + 3 <= ih;
+    const float* res = residual ? residual + oy * ow : NULL;
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const int64_t c = gi * step - pl;
+      float* yg = y + oy * ow + gi * 16;
+      if (full && plain && gi >= g_lo && gi < g_hi) {
+        AXLE_BLOCK(1, 1, NULL, 4, 0xFFFF, NULL);
+        continue;
+      }
+      const __mmask16 sm = gi == groups - 1 ? d->tail : (__mmask16)0xFFFF;
+      __mmask16 m[3];
+      for (int i = 0; i < 3; ++i) m[i] = lanes_inside(c + at[i], iw);
+      if (full && plain)
+        AXLE_BLOCK(1, 1, m, 4, sm, NULL); /* the border groups of those rows */
+      else
+        AXLE_BLOCK(0, 0, m, rows, sm, res ? res + gi * 16 : NULL);
+    }
+  }
+#undef AXLE_BLOCK
 }
 
 /* Lanes with lo <= v < hi. */
@@ -247,9 +401,7 @@ AXLE_AVX512 void axle_f32_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t*
                                                    const float* x_plane, const float* w, float bias,
                                                    const float* residual,
                                                    const axle_f32_epilogue_t* ep, float* y_plane) {
-  const int64_t s = p->stride[2];
-  const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2];
-  const int64_t pt = p->pad[1], pl = p->pad[2];
+  const int64_t s = p->stride[2], iw = p->in[2], ow = p->out[2];
   const int64_t groups = (ow + 15) / 16;
   dw_plane_t d;
   for (int i = 0; i < 9; ++i) d.w[i] = _mm512_set1_ps(w[i]);
@@ -268,26 +420,7 @@ AXLE_AVX512 void axle_f32_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t*
     plane_s2_narrow(&d, p, x_plane, residual, y_plane);
     return;
   }
-  /* Column groups [g_lo, g_hi) load only columns inside the row: their
-   * leftmost column gi * 16s - pl is >= 0 and their rightmost (16 + 1
-   * floats on from it at stride 1, 32 + 1 at stride 2) < iw. */
-  const int64_t span = s == 1 ? 17 : 33;
-  int64_t g_lo = (pl + 16 * s - 1) / (16 * s);
-  int64_t g_hi = iw - 1 + pl - span < 0 ? 0 : (iw - 1 + pl - span) / (16 * s) + 1;
-  if (g_hi > groups) g_hi = groups;
-  if (g_lo > g_hi) g_lo = g_hi;
-  for (int64_t oy = 0; oy < oh; ++oy) {
-    const int64_t iy = oy * s - pt;
-    const float* rows[3];
-    for (int64_t t = 0; t < 3; ++t)
-      rows[t] = iy + t >= 0 && iy + t < ih ? x_plane + (iy + t) * iw : NULL;
-    const float* res = residual ? residual + oy * ow : NULL;
-    float* y = y_plane + oy * ow;
-    if (s == 1)
-      out_row(&d, 1, pl, rows, g_lo, g_hi, groups, res, y);
-    else
-      out_row(&d, 2, pl, rows, g_lo, g_hi, groups, res, y);
-  }
+  plane_rows(&d, s, p, x_plane, residual, y_plane);
 }
 
 /* ---- several small planes per call -------------------------------------- */
