@@ -117,7 +117,7 @@ static void bind_operands(const axle_f32_conv_plan_t* plan, axle_f32_gemm_t* g,
 
 /* ---- depthwise ---------------------------------------------------------- */
 
-static axle_f32_dwconv_plane_fn dw_plane_kernel(const axle_f32_conv_params_t* p) {
+axle_f32_dwconv_plane_fn axle_f32_dwconv_plane_kernel(const axle_f32_conv_params_t* p) {
   const axle_isa_t isa = axle_kernels_isa();
   if (isa < AXLE_ISA_AVX2_FMA || !axle_f32_dwconv_3x3__avx2_fma_supports(p))
     return axle_f32_dwconv_plane__scalar;
@@ -195,7 +195,7 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
   }
   if (plan->algo == AXLE_F32_CONV_DEPTHWISE) {
     const uint32_t threads = axle_parallel_threads(par);
-    dw_run_t r = {plan, x, packed, ep, y, 0, 1, dw_plane_kernel(p), 0};
+    dw_run_t r = {plan, x, packed, ep, y, 0, 1, axle_f32_dwconv_plane_kernel(p), 0};
     r.multi = plan->m == 1 && axle_kernels_isa() >= AXLE_ISA_AVX512 &&
               axle_f32_dwconv_planes_3x3__avx512_supports(p);
     r.planes = (size_t)(p->batch * p->out_channels);

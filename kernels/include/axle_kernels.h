@@ -51,6 +51,9 @@ axle_isa_t axle_kernels_isa(void);
  * previous setting; for tests and benchmarks that compare variants end to
  * end. Not synchronised with kernels running at the same time. */
 axle_isa_t axle_kernels_set_isa(axle_isa_t isa);
+/* Bytes of one core's L2 cache, for kernels that size their working set to
+ * it: AXLE_KERNELS_L2_BYTES if set, else sysconf, else 512 KiB. Thread-safe. */
+size_t axle_kernels_l2_bytes(void);
 
 /* Runs fn(arg, task, thread) for every task in [0, tasks), each exactly once;
  * thread < threads names the worker running it, so a kernel can give each
@@ -352,6 +355,48 @@ void axle_f32_dwconv_planes_3x3__avx512(const axle_f32_conv_params_t* p, size_t 
                                         const float* x, const float* w, const float* bias,
                                         const float* residual, const axle_f32_epilogue_t* ep,
                                         float* y);
+/* The plane kernel for axle_kernels_isa() that takes p (the scalar one
+ * when no vector variant does). */
+axle_f32_dwconv_plane_fn axle_f32_dwconv_plane_kernel(const axle_f32_conv_params_t* p);
+
+/* Inverted-residual chain (conv_chain.c): expansion (1x1), depthwise 3x3
+ * (channel multiplier 1, stride 1 or 2) and projection (1x1) run in bands
+ * of output rows, so that the expanded tensor and the depthwise output stay
+ * in per-thread buffers of about half the L2 instead of making a round trip
+ * through memory. The products per element are those of the three
+ * prepared convolutions; the depthwise sums may add in another order than
+ * axle_f32_conv's (float rounding). Plans and packed weights are those of
+ * axle_f32_conv_plan/_pack. ep[i] is stage i's epilogue; ep[2].residual, if
+ * any, is shaped like y. The structure is read-only during a run:
+ * concurrent runs may share it. */
+typedef struct axle_f32_conv_chain_t {
+  const axle_f32_conv_plan_t* expand;
+  const axle_f32_conv_plan_t* dw;
+  const axle_f32_conv_plan_t* project;
+  const float* packed[3];             /* per stage */
+  axle_f32_epilogue_t ep[3];
+  int64_t band;                       /* output rows per band (>= 1) */
+} axle_f32_conv_chain_t;
+
+/* The band for c's shapes: the most output rows whose two buffers fit in
+ * half of axle_kernels_l2_bytes(), a multiple of 4 (the depthwise kernels'
+ * row group) from 4 on. Set c->band to it, or to any other count. */
+int64_t axle_f32_conv_chain_band(const axle_f32_conv_chain_t* c);
+
+/* Whether the three plans chain (shapes agree, the pointwise plans are
+ * GEMMs of one group, the depthwise one is 2-D 3x3 with multiplier 1 and
+ * stride 1 or 2) and the chain pays: the expanded tensor of one image is
+ * larger than half the L2. */
+int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand,
+                                 const axle_f32_conv_plan_t* dw,
+                                 const axle_f32_conv_plan_t* project);
+/* Scratch bytes for a run whose par->threads is `threads`. */
+size_t axle_f32_conv_chain_scratch_size(const axle_f32_conv_chain_t* c, uint32_t threads);
+/* y = project(dw(expand(x))) with the epilogues; x and y: [batch, C, H, W].
+ * scratch: axle_f32_conv_chain_scratch_size bytes, 64-byte aligned. Each
+ * thread takes a contiguous range of output rows of an image. */
+void axle_f32_conv_chain(const axle_f32_conv_chain_t* c, const float* x, float* y,
+                         void* scratch, const axle_parallel_t* par);
 
 /* ---------------------------------------------------------------------- */
 /* Pooling                                                                 */

@@ -1,0 +1,240 @@
+/*
+ * The inverted-residual chain (axle_f32_conv_chain) against the scalar
+ * direct convolution run stage by stage with the epilogues applied by hand:
+ * stride 1 and 2, uneven paddings, maps not a multiple of the vector width,
+ * residual or none, every band height from 1 (the band walk's row reuse and
+ * edges) up to the whole image, 1-3 threads (row ranges that split bands),
+ * batch 2, pointwise plans plain and transposed (few pixels), at every ISA
+ * level the machine has. Plus which plans chain
+ * (axle_f32_conv_chain_supports) and the band rule.
+ */
+#include "kernel_test.h"
+
+typedef struct chain_case_t {
+  int64_t batch, cin, ce, co, h, w, stride;
+  int64_t pt, pl, pb, pr; /* depthwise padding: top, left, bottom, right */
+  int residual;
+} chain_case_t;
+
+static void stage_params(axle_f32_conv_params_t* p, int64_t batch, int64_t cin, int64_t cout,
+                         int64_t groups, int64_t h, int64_t w, int64_t k, int64_t s,
+                         const int64_t pad[4]) {
+  memset(p, 0, sizeof *p);
+  p->batch = batch;
+  p->groups = groups;
+  p->in_channels = cin;
+  p->out_channels = cout;
+  p->in[0] = p->out[0] = p->kernel[0] = p->stride[0] = 1;
+  p->in[1] = h;
+  p->in[2] = w;
+  p->kernel[1] = p->kernel[2] = k;
+  p->stride[1] = p->stride[2] = s;
+  p->dilation[0] = p->dilation[1] = p->dilation[2] = 1;
+  p->pad[1] = pad[0];
+  p->pad[2] = pad[1];
+  p->out[1] = (h + pad[0] + pad[2] - k) / s + 1;
+  p->out[2] = (w + pad[1] + pad[3] - k) / s + 1;
+}
+
+/* y = clamp(y, lo, hi) (+ r first when given), elementwise. */
+static void finish(float* y, const float* r, size_t n, float lo, float hi) {
+  for (size_t i = 0; i < n; ++i) {
+    float v = y[i] + (r ? r[i] : 0.0f);
+    y[i] = v < lo ? lo : v > hi ? hi : v;
+  }
+}
+
+typedef struct chain_fixture_t {
+  axle_f32_conv_params_t p[3];
+  axle_f32_conv_plan_t plan[3];
+  float *w[3], *b[3], *packed[3];
+  float *x, *res, *want;
+  size_t out_n;
+} chain_fixture_t;
+
+static void fixture_make(const chain_case_t* t, chain_fixture_t* f) {
+  static const int64_t no_pad[4] = {0, 0, 0, 0};
+  const int64_t pad[4] = {t->pt, t->pl, t->pb, t->pr};
+  stage_params(&f->p[0], t->batch, t->cin, t->ce, 1, t->h, t->w, 1, 1, no_pad);
+  stage_params(&f->p[1], t->batch, t->ce, t->ce, t->ce, t->h, t->w, 3, t->stride, pad);
+  stage_params(&f->p[2], t->batch, t->ce, t->co, 1, f->p[1].out[1], f->p[1].out[2], 1, 1, no_pad);
+  const int64_t ksize[3] = {t->cin, 9, t->ce};
+  for (int i = 0; i < 3; ++i) {
+    axle_f32_conv_plan(&f->p[i], &f->plan[i]);
+    f->w[i] = kt_array((size_t)(f->p[i].out_channels * ksize[i]));
+    f->b[i] = kt_array((size_t)f->p[i].out_channels);
+    f->packed[i] = kt_array(axle_f32_conv_packed_size(&f->plan[i]));
+    axle_f32_conv_pack(&f->plan[i], f->w[i], f->packed[i]);
+  }
+  const size_t in_n = (size_t)(t->batch * t->cin * t->h * t->w);
+  const size_t mid_n = (size_t)(t->batch * t->ce * t->h * t->w);
+  const size_t dw_n = (size_t)(t->batch * t->ce * f->p[1].out[1] * f->p[1].out[2]);
+  f->out_n = (size_t)(t->batch * t->co * f->p[1].out[1] * f->p[1].out[2]);
+  f->x = kt_array(in_n);
+  f->res = t->residual ? kt_array(f->out_n) : NULL;
+  /* The reference: each stage on its own, ReLU6 after the first two. */
+  float* e = kt_array(mid_n);
+  float* d = kt_array(dw_n);
+  f->want = kt_array(f->out_n);
+  axle_f32_conv_direct_scalar(&f->p[0], f->x, f->w[0], f->b[0], e);
+  finish(e, NULL, mid_n, 0.0f, 6.0f);
+  axle_f32_conv_direct_scalar(&f->p[1], e, f->w[1], f->b[1], d);
+  finish(d, NULL, dw_n, 0.0f, 6.0f);
+  axle_f32_conv_direct_scalar(&f->p[2], d, f->w[2], f->b[2], f->want);
+  finish(f->want, f->res, f->out_n, -INFINITY, INFINITY);
+  free(e);
+  free(d);
+}
+
+static void fixture_free(chain_fixture_t* f) {
+  for (int i = 0; i < 3; ++i) {
+    free(f->w[i]);
+    free(f->b[i]);
+    free(f->packed[i]);
+  }
+  free(f->x);
+  free(f->res);
+  free(f->want);
+}
+
+static void chain_of(chain_fixture_t* f, axle_f32_conv_chain_t* c) {
+  memset(c, 0, sizeof *c);
+  c->expand = &f->plan[0];
+  c->dw = &f->plan[1];
+  c->project = &f->plan[2];
+  for (int i = 0; i < 3; ++i) {
+    c->packed[i] = f->packed[i];
+    axle_f32_epilogue_init(&c->ep[i]);
+    c->ep[i].bias = f->b[i];
+  }
+  c->ep[0].min = c->ep[1].min = 0.0f;
+  c->ep[0].max = c->ep[1].max = 6.0f;
+  c->ep[2].residual = f->res;
+}
+
+/* One run: band rows, threads; output checked, guard floats untouched. */
+static void run_case(const chain_case_t* t, chain_fixture_t* f, int64_t band, uint32_t threads) {
+  axle_f32_conv_chain_t c;
+  chain_of(f, &c);
+  c.band = band;
+  const size_t guard = 32;
+  float* y = kt_array(f->out_n + guard);
+  float* tail = kt_array(guard);
+  memcpy(tail, y + f->out_n, guard * sizeof(float));
+  void* scratch = kt_scratch(axle_f32_conv_chain_scratch_size(&c, threads));
+  uint32_t tstore;
+  axle_parallel_t par;
+  axle_f32_conv_chain(&c, f->x, y, scratch, kt_parallel(&tstore, &par, threads));
+  char what[200];
+  snprintf(what, sizeof what,
+           "chain n%lld %lld->%lld->%lld %lldx%lld s%lld pad "
+           "%lld,%lld,%lld,%lld res %d band "
+           "%lld threads %u isa %d",
+           (long long)t->batch, (long long)t->cin, (long long)t->ce, (long long)t->co,
+           (long long)t->h, (long long)t->w, (long long)t->stride, (long long)t->pt,
+           (long long)t->pl, (long long)t->pb, (long long)t->pr, t->residual, (long long)band,
+           threads, (int)axle_kernels_isa());
+  kt_close(what, y, f->want, f->out_n, 1e-5, 1e-5);
+  CU_ASSERT(memcmp(tail, y + f->out_n, guard * sizeof(float)) == 0);
+  free(y);
+  free(tail);
+  free(scratch);
+}
+
+static const chain_case_t k_cases[] = {
+    /* MobileNetV2-like: stride 1 with residual, stride 2 without. */
+    {1, 8, 48, 8, 21, 19, 1, 1, 1, 1, 1, 1},
+    {1, 8, 48, 12, 22, 35, 2, 1, 1, 1, 1, 0},
+    /* Odd stride-2 input, no left/top padding (the even load form). */
+    {1, 6, 32, 10, 17, 33, 2, 0, 0, 1, 1, 0},
+    /* Uneven padding, batch 2, a map narrower than a vector. */
+    {2, 5, 24, 5, 13, 9, 1, 2, 0, 0, 2, 1},
+    {2, 4, 20, 7, 15, 12, 2, 1, 2, 2, 0, 0},
+    /* Few pixels: pointwise plans computed transposed. */
+    {1, 8, 40, 16, 9, 9, 2, 1, 1, 1, 1, 0},
+    {1, 8, 40, 8, 7, 7, 1, 1, 1, 1, 1, 1},
+};
+
+static void test_chain_matches_reference(void) {
+  static const axle_isa_t isas[] = {AXLE_ISA_SCALAR, AXLE_ISA_AVX2_FMA, AXLE_ISA_AVX512};
+  const axle_isa_t best = axle_kernels_set_isa(AXLE_ISA_AVX512);
+  int transposed = 0; /* bit e + 2p: expansion e, projection p transposed */
+  for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ++ii) {
+    if (isas[ii] > best) continue; /* not on this machine: the lower levels ran */
+    axle_kernels_set_isa(isas[ii]);
+    for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; ++i) {
+      const chain_case_t* t = &k_cases[i];
+      chain_fixture_t f;
+      fixture_make(t, &f);
+      transposed |= 1 << (f.plan[0].transposed + 2 * f.plan[2].transposed);
+      const int64_t ho = f.p[1].out[1];
+      for (int64_t band = 1; band <= ho; band = band < 5 ? band + 1 : band * 2)
+        for (uint32_t threads = 1; threads <= 3; ++threads) run_case(t, &f, band, threads);
+      run_case(t, &f, ho + 7, 2); /* more rows than the image: one band */
+      fixture_free(&f);
+    }
+  }
+  axle_kernels_set_isa(best);
+  /* The cases cover pointwise plans in both orientations. */
+  CU_ASSERT(transposed & 1);
+  CU_ASSERT(transposed & 4);
+}
+
+static void test_chain_supports(void) {
+  chain_fixture_t f;
+  /* 96 x 56 x 56 floats expanded (1.2 MB): chains when half the L2 is
+   * smaller, i.e. L2 below 2.4 MB; a 14x14 one (75 KB) never on any L2
+   * the kernels would size for. */
+  const chain_case_t big = {1, 16, 96, 24, 56, 56, 2, 1, 1, 1, 1, 0};
+  fixture_make(&big, &f);
+  const int pays = (size_t)96 * 56 * 56 * sizeof(float) > axle_kernels_l2_bytes() / 2;
+  CU_ASSERT(axle_f32_conv_chain_supports(&f.plan[0], &f.plan[1], &f.plan[2]) == pays);
+  axle_f32_conv_plan_t bad;
+  /* Stride 3, a 5x5 kernel, a channel multiplier of 2: not chained. */
+  axle_f32_conv_params_t q = f.p[1];
+  q.stride[1] = q.stride[2] = 3;
+  axle_f32_conv_plan(&q, &bad);
+  CU_ASSERT(!axle_f32_conv_chain_supports(&f.plan[0], &bad, &f.plan[2]));
+  q = f.p[1];
+  q.kernel[1] = q.kernel[2] = 5;
+  axle_f32_conv_plan(&q, &bad);
+  CU_ASSERT(!axle_f32_conv_chain_supports(&f.plan[0], &bad, &f.plan[2]));
+  q = f.p[1];
+  q.groups = 48;
+  axle_f32_conv_plan(&q, &bad);
+  CU_ASSERT(!axle_f32_conv_chain_supports(&f.plan[0], &bad, &f.plan[2]));
+  /* A projection that does not read the depthwise output's shape. */
+  q = f.p[2];
+  q.in_channels = 48;
+  axle_f32_conv_plan(&q, &bad);
+  CU_ASSERT(!axle_f32_conv_chain_supports(&f.plan[0], &f.plan[1], &bad));
+  /* A grouped projection is no GEMM over all channels. */
+  q = f.p[2];
+  q.groups = 2;
+  axle_f32_conv_plan(&q, &bad);
+  CU_ASSERT(!axle_f32_conv_chain_supports(&f.plan[0], &f.plan[1], &bad));
+  /* The band: both buffers within half the L2, a multiple of 4 from 4. */
+  axle_f32_conv_chain_t c;
+  chain_of(&f, &c);
+  const int64_t band = axle_f32_conv_chain_band(&c);
+  const size_t half = axle_kernels_l2_bytes() / 2;
+  CU_ASSERT(band >= 1 && band <= f.p[1].out[1]);
+  if (band >= 4) CU_ASSERT(band % 4 == 0);
+  if (band > 1) CU_ASSERT((size_t)(96 * ((band - 1) * 2 + 3) * 56 + 96 * band * 28) * 4 <= half);
+  fixture_free(&f);
+  const chain_case_t small = {1, 16, 96, 24, 14, 14, 1, 1, 1, 1, 1, 1};
+  fixture_make(&small, &f);
+  CU_ASSERT(!axle_f32_conv_chain_supports(&f.plan[0], &f.plan[1], &f.plan[2]));
+  fixture_free(&f);
+}
+
+int main(void) {
+  if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+  static const kt_entry_t tests[] = {
+      {"chain = stage-by-stage reference, every band, 1-3 threads, each ISA",
+       test_chain_matches_reference},
+      {"which plans chain, and the band", test_chain_supports},
+  };
+  if (KT_ADD_SUITE("conv_chain", tests) != 0) return 1;
+  return kt_run_all();
+}
