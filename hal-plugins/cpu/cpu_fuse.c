@@ -1,6 +1,8 @@
 /* Fusion planning and the private arena planner (see cpu_fuse.h). */
 #include "cpu_fuse.h"
 
+#include "cpu_chain.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -281,6 +283,7 @@ int32_t cpu_fuse_plan(const axle_hal_subgraph_t* sg, int keep_intermediates, cpu
     out->role[grp.position] = (int32_t)out->group_count;
     out->groups[out->group_count++] = grp;
   }
+  const int32_t st = enabled ? cpu_chain_plan(&c, out) : AXLE_HAL_OK;
   free(c.uses);
   free(c.consumer);
   free(c.writer_pos);
@@ -288,7 +291,8 @@ int32_t cpu_fuse_plan(const axle_hal_subgraph_t* sg, int keep_intermediates, cpu
   free(c.location);
   free(slot0);
   free(foreign);
-  return AXLE_HAL_OK;
+  if (st != AXLE_HAL_OK) cpu_fuse_free(out);
+  return st;
 }
 
 void cpu_fuse_free(cpu_fuse_result_t* r) {

@@ -22,7 +22,8 @@
  * a node that writes one of those.
  *
  * Integer QDQ patterns (cpu_qdq.h) are groups too, planned first, with the
- * same single-reader links and lifetime rules.
+ * same single-reader links and lifetime rules. Inverted-residual chains
+ * (cpu_chain.h) are planned last, from the Conv groups.
  *
  * Nothing is fused when the core compiles with
  * AXLE_HAL_COMPILE_KEEP_INTERMEDIATES (calibration reads every intermediate
@@ -39,7 +40,8 @@
 #include "cpu_op.h"
 #include "cpu_qdq.h"
 
-#define CPU_FUSE_MAX_MEMBERS 8
+/* A chain (cpu_chain.h) holds three Conv groups of up to four nodes each. */
+#define CPU_FUSE_MAX_MEMBERS 12
 #define CPU_GROUP_MAX_INPUTS 4
 
 enum { CPU_ACT_NONE = 0, CPU_ACT_CLAMP = 1, CPU_ACT_LEAKY = 2 };
@@ -53,9 +55,23 @@ typedef struct cpu_fusion_t {
   float alpha;               /* CPU_ACT_LEAKY */
 } cpu_fusion_t;
 
-/* What a group computes: a float Conv chain (fusion), or an integer QDQ
- * pattern (cpu_qdq.h: match). */
-enum { CPU_GROUP_CONV = 0, CPU_GROUP_QCONV = 1, CPU_GROUP_QGEMM = 2, CPU_GROUP_QADD = 3 };
+/* The three Convs of an inverted-residual chain (cpu_chain.h), each with
+ * the fusion of its own group (only the projection's may add a residual). */
+typedef struct cpu_chain_t {
+  const axle_hal_node_t* conv[3]; /* expansion, depthwise, projection */
+  cpu_fusion_t stage[3];
+} cpu_chain_t;
+
+/* What a group computes: a Conv with its fused followers (fusion), an
+ * integer QDQ pattern (cpu_qdq.h: match), or an inverted-residual chain of
+ * three such Convs (cpu_chain.h: chain). */
+enum {
+  CPU_GROUP_CONV = 0,
+  CPU_GROUP_QCONV = 1,
+  CPU_GROUP_QGEMM = 2,
+  CPU_GROUP_QADD = 3,
+  CPU_GROUP_CHAIN = 4
+};
 
 typedef struct cpu_group_t {
   int32_t kind;                           /* CPU_GROUP_* */
@@ -67,6 +83,7 @@ typedef struct cpu_group_t {
   int32_t output;                         /* tensor the group writes */
   cpu_fusion_t fusion;                    /* CPU_GROUP_CONV */
   cpu_qdq_match_t match;                  /* CPU_GROUP_QCONV, CPU_GROUP_QADD */
+  cpu_chain_t chain;                      /* CPU_GROUP_CHAIN */
 } cpu_group_t;
 
 /* Role of a subgraph position in the fused program. */
@@ -130,6 +147,17 @@ uint64_t cpu_plan_offsets(uint32_t count, const uint64_t* size, const uint32_t* 
  * In cpu_ops_nn.c. */
 int32_t cpu_conv_geometry(const axle_hal_graph_t* g, const axle_hal_node_t* n,
                           axle_f32_conv_params_t* k, char* err, size_t err_size);
+
+/* A Conv with constant weights and fusion f (NULL: none) as prepared for
+ * plan: the floats its packed weights and bias take, and the packing into
+ * tail (batch norm folded, bias after the weights) with ep's bias and
+ * activation set. The pack returns AXLE_HAL_OK or AXLE_HAL_OUT_OF_MEMORY
+ * (no message). In cpu_ops_nn.c. */
+size_t cpu_conv_stage_floats(const axle_hal_graph_t* g, const axle_hal_node_t* n,
+                             const cpu_fusion_t* f, const axle_f32_conv_plan_t* plan);
+int32_t cpu_conv_stage_pack(const axle_hal_graph_t* g, const axle_hal_node_t* n,
+                            const cpu_fusion_t* f, const axle_f32_conv_plan_t* plan,
+                            float* tail, axle_f32_epilogue_t* ep);
 
 /* Prepare of a Conv step with fusion f (NULL: plain Conv); in cpu_ops_nn.c. */
 int32_t cpu_conv_prepare_fused(const axle_hal_host_t* host, cpu_step_t* step,

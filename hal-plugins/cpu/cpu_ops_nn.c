@@ -392,14 +392,15 @@ static int32_t conv_check(const axle_hal_graph_t* g, const axle_hal_node_t* n, c
 
 /* Weights and bias with a batch normalisation folded in:
  * w'[m] = w[m] * scale[m], b'[m] = b[m] * scale[m] + shift[m]. */
-static int32_t fold_bn(const axle_hal_host_t* host, const cpu_step_t* step,
-                       const axle_hal_node_t* bn, size_t m, size_t per_channel,
-                       const float* w, const float* b, float* w_out, float* b_out) {
-  const axle_hal_graph_t* g = step->graph;
+/* Folds batch normalisation bn into weights and bias (per output channel
+ * of m, per_channel weights each). AXLE_HAL_OUT_OF_MEMORY or OK. */
+static int32_t fold_bn(const axle_hal_graph_t* g, const axle_hal_node_t* bn, size_t m,
+                       size_t per_channel, const float* w, const float* b, float* w_out,
+                       float* b_out) {
   const axle_hal_tensor_t* t[4];
   for (uint32_t i = 0; i < 4; ++i) t[i] = cpu_node_input(g, bn, 1 + i);
   float* scale = malloc(2 * m * sizeof(float));
-  if (!scale) return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
+  if (!scale) return AXLE_HAL_OUT_OF_MEMORY;
   float* shift = scale + m;
   axle_f32_batchnorm_fold_scalar(m, t[0]->data, t[1]->data, t[2]->data, t[3]->data,
                                  cpu_attr_float(bn, "epsilon", 1e-5f), scale, shift);
@@ -464,39 +465,56 @@ int32_t cpu_conv_prepare_fused(const axle_hal_host_t* host, cpu_step_t* step,
 
   axle_f32_conv_plan_t plan;
   axle_f32_conv_plan(&k, &plan);
-  const size_t m = (size_t)k.out_channels;
-  const size_t per_channel = (size_t)(axle_hal_tensor_elements(wt) / k.out_channels);
-  const int has_bias = bt || (f && f->bn);
+  const size_t floats = cpu_conv_stage_floats(step->graph, step->node, f, &plan);
   float* tail = NULL;
-  conv_params_t* p = nn_params_alloc_packed(
-      step, sizeof *p, axle_f32_conv_packed_size(&plan) + (has_bias ? m : 0), &tail);
+  conv_params_t* p = nn_params_alloc_packed(step, sizeof *p, floats, &tail);
   if (!p) return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
   p->k = k;
   p->prepared = 1;
   p->plan = plan;
   p->packed = tail;
-  float* bias = has_bias ? tail + axle_f32_conv_packed_size(&plan) : NULL;
-  axle_f32_epilogue_init(&p->ep);
-  p->ep.bias = bias;
+  if (cpu_conv_stage_pack(step->graph, step->node, f, &plan, tail, &p->ep) != AXLE_HAL_OK)
+    return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
+  step->scratch_bytes = axle_f32_conv_scratch_size(&plan, step->threads ? step->threads : 1);
+  return AXLE_HAL_OK;
+}
+
+size_t cpu_conv_stage_floats(const axle_hal_graph_t* g, const axle_hal_node_t* n,
+                             const cpu_fusion_t* f, const axle_f32_conv_plan_t* plan) {
+  const int has_bias = cpu_node_input(g, n, 2) || (f && f->bn);
+  return axle_f32_conv_packed_size(plan) + (has_bias ? (size_t)plan->p.out_channels : 0);
+}
+
+int32_t cpu_conv_stage_pack(const axle_hal_graph_t* g, const axle_hal_node_t* n,
+                            const cpu_fusion_t* f, const axle_f32_conv_plan_t* plan,
+                            float* tail, axle_f32_epilogue_t* ep) {
+  const axle_hal_tensor_t* wt = cpu_node_input(g, n, 1);
+  const axle_hal_tensor_t* bt = cpu_node_input(g, n, 2);
+  const size_t m = (size_t)plan->p.out_channels;
+  const size_t per_channel = (size_t)(axle_hal_tensor_elements(wt) / plan->p.out_channels);
+  const int has_bias = bt || (f && f->bn);
+  float* bias = has_bias ? tail + axle_f32_conv_packed_size(plan) : NULL;
+  axle_f32_epilogue_init(ep);
+  ep->bias = bias;
   if (f && f->bn) {
     float* folded = malloc(m * per_channel * sizeof(float));
-    if (!folded) return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
-    st = fold_bn(host, step, f->bn, m, per_channel, wt->data, bt ? bt->data : NULL, folded, bias);
-    if (st == AXLE_HAL_OK) axle_f32_conv_pack(&plan, folded, tail);
+    if (!folded) return AXLE_HAL_OUT_OF_MEMORY;
+    const int32_t st =
+        fold_bn(g, f->bn, m, per_channel, wt->data, bt ? bt->data : NULL, folded, bias);
+    if (st == AXLE_HAL_OK) axle_f32_conv_pack(plan, folded, tail);
     free(folded);
     if (st != AXLE_HAL_OK) return st;
   } else {
-    axle_f32_conv_pack(&plan, wt->data, tail);
+    axle_f32_conv_pack(plan, wt->data, tail);
     if (bt) memcpy(bias, bt->data, m * sizeof(float));
   }
   if (f && f->act == CPU_ACT_CLAMP) {
-    p->ep.min = f->min;
-    p->ep.max = f->max;
+    ep->min = f->min;
+    ep->max = f->max;
   } else if (f && f->act == CPU_ACT_LEAKY) {
-    p->ep.leaky = 1;
-    p->ep.leaky_alpha = f->alpha;
+    ep->leaky = 1;
+    ep->leaky_alpha = f->alpha;
   }
-  step->scratch_bytes = axle_f32_conv_scratch_size(&plan, step->threads ? step->threads : 1);
   return AXLE_HAL_OK;
 }
 

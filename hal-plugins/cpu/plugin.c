@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "axle/hal.h"
+#include "cpu_chain.h"
 #include "cpu_fuse.h"
 #include "cpu_hugepage.h"
 #include "cpu_op.h"
@@ -717,9 +718,12 @@ static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t*
                     n->name, n->op_type, n->domain);
       goto fail;
     }
-    /* Integer QDQ steps have their own op (cpu_qdq.h), matched, not checked. */
-    const int qdq = grp && grp->kind != CPU_GROUP_CONV;
-    const cpu_op_t* op = qdq ? cpu_qdq_op(grp->kind) : cpu_op_find(n->op_type);
+    /* Integer QDQ steps and chains have their own ops (cpu_qdq.h,
+     * cpu_chain.h), matched, not checked. */
+    const int matched = grp && grp->kind != CPU_GROUP_CONV;
+    const cpu_op_t* op = !matched                       ? cpu_op_find(n->op_type)
+                         : grp->kind == CPU_GROUP_CHAIN ? cpu_chain_op()
+                                                        : cpu_qdq_op(grp->kind);
     if (!op) {
       st = cpu_fail(host, AXLE_HAL_UNSUPPORTED, "node '%s': unsupported op '%s'", n->name,
                     n->op_type);
@@ -728,7 +732,7 @@ static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t*
     /* Placement normally asked already; asking again keeps prepare() from
      * ever seeing a node its check() would refuse. */
     char reason[256] = "";
-    if (!qdq && op->check(g, n, reason, sizeof reason) != AXLE_HAL_OK) {
+    if (!matched && op->check(g, n, reason, sizeof reason) != AXLE_HAL_OK) {
       st = cpu_fail(host, AXLE_HAL_UNSUPPORTED, "node '%s' (%s): %s", n->name, n->op_type,
                     reason);
       goto fail;
@@ -772,9 +776,10 @@ static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t*
     }
     io += s->input_count + s->output_count;
     const cpu_group_t* grp = step_group[i] >= 0 ? &fuse.groups[step_group[i]] : NULL;
-    st = !grp                           ? s->op->prepare(host, s)
-         : grp->kind == CPU_GROUP_CONV ? cpu_conv_prepare_fused(host, s, &grp->fusion)
-                                       : cpu_qdq_prepare(host, s, grp);
+    st = !grp                            ? s->op->prepare(host, s)
+         : grp->kind == CPU_GROUP_CONV  ? cpu_conv_prepare_fused(host, s, &grp->fusion)
+         : grp->kind == CPU_GROUP_CHAIN ? cpu_chain_prepare(host, s, grp)
+                                        : cpu_qdq_prepare(host, s, grp);
     if (st != AXLE_HAL_OK) goto fail; /* prepare set the message */
     const size_t scratch = (s->scratch_bytes + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
     if (scratch > e->max_scratch) e->max_scratch = scratch;

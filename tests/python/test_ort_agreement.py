@@ -180,10 +180,12 @@ def built_model(model_dir, name, builder):
 # Running
 
 
-def run_cli(*args, timeout=CLI_TIMEOUT_S):
+def run_cli(*args, timeout=CLI_TIMEOUT_S, env=None):
+    """The axle tool with args; env: variables to add to this process's."""
+    full_env = dict(os.environ, **env) if env else None
     return subprocess.run([AXLE_CLI, *[str(a) for a in args]], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, errors="replace",
-                          timeout=timeout)
+                          timeout=timeout, env=full_env)
 
 
 def run_ort(model_path, feeds):
@@ -194,7 +196,7 @@ def run_ort(model_path, feeds):
     return dict(zip(names, sess.run(names, feeds)))
 
 
-def run_axle(model_path, feeds, work_dir, extra=()):
+def run_axle(model_path, feeds, work_dir, extra=(), env=None):
     """Outputs of `axle run` by name (feeds are written as .npy)."""
     args = ["run", model_path, *extra]
     for i, (name, arr) in enumerate(feeds.items()):
@@ -203,7 +205,7 @@ def run_axle(model_path, feeds, work_dir, extra=()):
         args += ["--input", f"{name}={path}"]
     out_dir = os.path.join(str(work_dir), "outputs")
     args += ["--save-outputs", out_dir]
-    proc = run_cli(*args)
+    proc = run_cli(*args, env=env)
     assert proc.returncode == 0, (
         f"axle run failed (exit {proc.returncode}):\n{proc.stderr}\n{proc.stdout}")
     outputs = {}
@@ -215,9 +217,9 @@ def run_axle(model_path, feeds, work_dir, extra=()):
     return outputs
 
 
-def assert_agree(model_path, feeds, work_dir):
+def assert_agree(model_path, feeds, work_dir, extra=(), env=None):
     want = run_ort(model_path, feeds)
-    got = run_axle(model_path, feeds, work_dir)
+    got = run_axle(model_path, feeds, work_dir, extra, env)
     assert set(got) == set(want), f"outputs {sorted(got)} != ORT's {sorted(want)}"
     for name, w in want.items():
         g = got[name]
@@ -247,6 +249,42 @@ def test_network_matches_ort(name, builder, model_dir, tmp_path):
     path = built_model(model_dir, name, builder)
     x = np.random.default_rng(7).normal(0.0, 1.0, (1, 3, 224, 224)).astype(np.float32)
     assert_agree(path, {"input": x}, tmp_path)
+
+
+def build_inverted_residuals():
+    """Three MobileNetV2 blocks on a batch of 2: stride 1 with the residual
+    Add, stride 2 whose projection is a Conv alone (batch norm folded, as
+    exported models have it), and stride 1 with an expansion of Conv + Clip."""
+    g = GraphBuilder(seed=20240603)
+    x = g.relu6(g.bn(g.conv("input", 3, 8, 3), 8))
+    h = g.relu6(g.bn(g.conv(x, 8, 48, 1), 48))
+    h = g.relu6(g.bn(g.conv(h, 48, 48, 3, group=48), 48))
+    x = g.node("Add", [x, g.bn(g.conv(h, 48, 8, 1), 8)], prefix="residual")
+    h = g.relu6(g.bn(g.conv(x, 8, 48, 1), 48))
+    h = g.relu6(g.bn(g.conv(h, 48, 48, 3, stride=2, group=48), 48))
+    x = g.conv(h, 48, 16, 1, bias=True)
+    h = g.relu6(g.conv(x, 16, 64, 1, bias=True))
+    h = g.relu6(g.bn(g.conv(h, 64, 64, 3, group=64), 64))
+    y = g.bn(g.conv(h, 64, 16, 1), 16)
+    return g.model("inverted_residuals", "input", [2, 3, 30, 30], y, [2, 16, 15, 15])
+
+
+# The chains (cpu_chain.h) form where the expanded tensor is larger than
+# half the L2; a small L2 makes them form on this small model, in bands of a
+# few rows, on any machine.
+CHAIN_ENV = {"AXLE_KERNELS_L2_BYTES": "65536"}
+
+
+@needs_cli
+@pytest.mark.parametrize("threads", [1, 2])
+def test_inverted_residual_chains_match_ort(model_dir, tmp_path, threads):
+    path = built_model(model_dir, "inverted_residuals", build_inverted_residuals)
+    info = run_cli("info", path, "--optimized", "--threads", threads, env=CHAIN_ENV)
+    assert info.returncode == 0, info.stderr
+    chained = re.findall(r"^\s+(\S+) ConvChain ", info.stdout, re.M)
+    assert chained == ["conv2", "conv5", "conv8"], info.stdout
+    x = np.random.default_rng(11).normal(0.0, 1.0, (2, 3, 30, 30)).astype(np.float32)
+    assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), CHAIN_ENV)
 
 
 DIGITS_DIR = os.path.join(SOURCE_DIR, "examples", "digits")

@@ -1,0 +1,205 @@
+/* Inverted-residual chains: planning, prepare and run (see cpu_chain.h). */
+#include "cpu_chain.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "axle_kernels.h"
+#include "cpu_fuse.h"
+#include "cpu_hugepage.h"
+#include "cpu_threadpool.h"
+
+/* ---- planning ------------------------------------------------------------ */
+
+/* One Conv of a chain: its group, or the Conv alone (weights constant,
+ * float output) as a group of one. */
+static int conv_unit(const cpu_fuse_ctx_t* c, const cpu_fuse_result_t* out,
+                     const int32_t* head_group, uint32_t pos, cpu_group_t* unit) {
+  const axle_hal_graph_t* g = c->g;
+  const axle_hal_node_t* n = &g->nodes[c->sg->nodes[pos]];
+  if (!cpu_fuse_is_op(n, "Conv")) return 0;
+  if (head_group[pos] >= 0) {
+    *unit = out->groups[head_group[pos]];
+    return 1;
+  }
+  if (out->role[pos] != CPU_ROLE_PLAIN || n->output_count != 1 || n->outputs[0] < 0 ||
+      n->input_count < 2 || !cpu_fuse_constant(&g->tensors[n->inputs[1]]) ||
+      (n->input_count > 2 && n->inputs[2] >= 0 && !cpu_fuse_constant(&g->tensors[n->inputs[2]])) ||
+      g->tensors[n->outputs[0]].dtype != AXLE_HAL_DTYPE_F32)
+    return 0;
+  memset(unit, 0, sizeof *unit);
+  unit->kind = CPU_GROUP_CONV;
+  unit->members[0] = pos;
+  unit->count = 1;
+  unit->position = pos;
+  unit->output = n->outputs[0];
+  unit->fusion.residual = -1;
+  return 1;
+}
+
+/* The Conv reading unit's output as its data input (its only reader). */
+static int32_t next_conv(const cpu_fuse_ctx_t* c, const cpu_group_t* unit) {
+  const int32_t pos = cpu_fuse_sole_reader(c, unit->output, unit->position);
+  if (pos < 0) return -1;
+  const axle_hal_node_t* n = &c->g->nodes[c->sg->nodes[pos]];
+  return n->input_count > 0 && n->inputs[0] == unit->output ? pos : -1;
+}
+
+/* Whether the kernels chain these Convs (geometry from the nodes). */
+static int kernels_chain(const axle_hal_graph_t* g, const axle_hal_node_t* const conv[3]) {
+  axle_f32_conv_plan_t plan[3];
+  for (int i = 0; i < 3; ++i) {
+    axle_f32_conv_params_t k;
+    char err[200];
+    if (cpu_conv_geometry(g, conv[i], &k, err, sizeof err) != AXLE_HAL_OK) return 0;
+    axle_f32_conv_plan(&k, &plan[i]);
+  }
+  return axle_f32_conv_chain_supports(&plan[0], &plan[1], &plan[2]);
+}
+
+/* The chain whose expansion Conv is at pos, into grp; used[i]: the group
+ * index of stage i (-1: a Conv alone). */
+static int chain_at(const cpu_fuse_ctx_t* c, const cpu_fuse_result_t* out,
+                    const int32_t* head_group, uint32_t pos, cpu_group_t* grp, int32_t used[3]) {
+  cpu_group_t unit[3];
+  int32_t at = (int32_t)pos;
+  for (int i = 0; i < 3; ++i) {
+    if (at < 0 || !conv_unit(c, out, head_group, (uint32_t)at, &unit[i])) return 0;
+    /* Only the projection may add a residual. */
+    if (i < 2 && unit[i].fusion.residual >= 0) return 0;
+    used[i] = head_group[at];
+    if (i < 2) at = next_conv(c, &unit[i]);
+  }
+  const axle_hal_node_t* conv[3];
+  for (int i = 0; i < 3; ++i) conv[i] = &c->g->nodes[c->sg->nodes[unit[i].members[0]]];
+  if (!cpu_fuse_may_delay(c, out->internal, pos, unit[2].position) || !kernels_chain(c->g, conv))
+    return 0;
+  memset(grp, 0, sizeof *grp);
+  grp->kind = CPU_GROUP_CHAIN;
+  for (int i = 0; i < 3; ++i) {
+    for (uint32_t m = 0; m < unit[i].count; ++m) grp->members[grp->count++] = unit[i].members[m];
+    grp->chain.conv[i] = conv[i];
+    grp->chain.stage[i] = unit[i].fusion;
+  }
+  grp->position = unit[2].position;
+  grp->inputs[0] = conv[0]->inputs[0];
+  grp->inputs[1] = unit[2].fusion.residual;
+  grp->input_count = 2;
+  grp->output = unit[2].output;
+  return cpu_fuse_output_safe(c, out->internal, grp);
+}
+
+int32_t cpu_chain_plan(const cpu_fuse_ctx_t* c, cpu_fuse_result_t* out) {
+  const uint32_t nodes = c->sg->node_count;
+  int32_t* head_group = malloc((nodes + 1) * sizeof *head_group);
+  uint8_t* dropped = calloc(out->group_count + 1, 1);
+  if (!head_group || !dropped) {
+    free(head_group);
+    free(dropped);
+    return AXLE_HAL_OUT_OF_MEMORY;
+  }
+  for (uint32_t p = 0; p < nodes; ++p) head_group[p] = -1;
+  for (uint32_t i = 0; i < out->group_count; ++i)
+    if (out->groups[i].kind == CPU_GROUP_CONV) head_group[out->groups[i].members[0]] = (int32_t)i;
+  /* Chains go after the groups they replace; every chain spans three
+   * positions, so the array (room for one group per position) holds them. */
+  const uint32_t before = out->group_count;
+  for (uint32_t p = 0; p < nodes; ++p) {
+    cpu_group_t grp;
+    int32_t used[3];
+    if (!chain_at(c, out, head_group, p, &grp, used)) continue;
+    for (int i = 0; i < 3; ++i)
+      if (used[i] >= 0) {
+        dropped[used[i]] = 1;
+        head_group[out->groups[used[i]].members[0]] = -1;
+      }
+    for (uint32_t m = 0; m < grp.count; ++m) out->role[grp.members[m]] = CPU_ROLE_ABSORBED;
+    out->groups[out->group_count++] = grp;
+  }
+  /* Drop the replaced groups and renumber the roles. */
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < out->group_count; ++i) {
+    if (i < before && dropped[i]) continue;
+    out->groups[kept] = out->groups[i];
+    out->role[out->groups[kept].position] = (int32_t)kept;
+    ++kept;
+  }
+  out->group_count = kept;
+  free(head_group);
+  free(dropped);
+  return AXLE_HAL_OK;
+}
+
+/* ---- prepare and run ----------------------------------------------------- */
+
+typedef struct chain_params_t {
+  axle_f32_conv_plan_t plan[3];
+  axle_f32_conv_chain_t chain; /* points into plan[] and the block's tail */
+} chain_params_t;
+
+static int32_t chain_fail(const axle_hal_host_t* host, const axle_hal_node_t* n, int32_t code,
+                          const char* what) {
+  if (!host || !host->status_make) return code;
+  return host->status_make(code, "cpu: node '%s' (%s): %s", n->name, n->op_type, what);
+}
+
+static size_t round16(size_t floats) { return (floats + 15) & ~(size_t)15; }
+
+int32_t cpu_chain_prepare(const axle_hal_host_t* host, cpu_step_t* step, const cpu_group_t* grp) {
+  const cpu_chain_t* ch = &grp->chain;
+  const axle_hal_graph_t* g = step->graph;
+  axle_f32_conv_plan_t plan[3];
+  size_t floats[3], total = 0;
+  for (int i = 0; i < 3; ++i) {
+    axle_f32_conv_params_t k;
+    char err[200];
+    const int32_t st = cpu_conv_geometry(g, ch->conv[i], &k, err, sizeof err);
+    if (st != AXLE_HAL_OK) return chain_fail(host, ch->conv[i], st, err);
+    axle_f32_conv_plan(&k, &plan[i]);
+    floats[i] = round16(cpu_conv_stage_floats(g, ch->conv[i], &ch->stage[i], &plan[i]));
+    total += floats[i];
+  }
+  if (!axle_f32_conv_chain_supports(&plan[0], &plan[1], &plan[2]))
+    return chain_fail(host, ch->conv[0], AXLE_HAL_INTERNAL,
+                      "planned as a convolution chain the kernels do not take");
+  /* One block: the parameters, then the packed weights 64-byte aligned,
+   * on huge pages when large (they stream through on every run). */
+  const size_t head = (sizeof(chain_params_t) + 63) / 64 * 64;
+  const size_t size = head + total * sizeof(float);
+  void* block = NULL;
+  if (posix_memalign(&block, cpu_huge_align(size, 64), size) != 0)
+    return chain_fail(host, ch->conv[0], AXLE_HAL_OUT_OF_MEMORY, "out of memory");
+  cpu_huge_advise(block, size);
+  memset(block, 0, head);
+  step->params = block;
+  chain_params_t* p = block;
+  float* tail = (float*)((char*)block + head);
+  for (int i = 0; i < 3; ++i) {
+    p->plan[i] = plan[i];
+    if (cpu_conv_stage_pack(g, ch->conv[i], &ch->stage[i], &p->plan[i], tail, &p->chain.ep[i]) !=
+        AXLE_HAL_OK)
+      return chain_fail(host, ch->conv[i], AXLE_HAL_OUT_OF_MEMORY, "out of memory");
+    p->chain.packed[i] = tail;
+    tail += floats[i];
+  }
+  p->chain.expand = &p->plan[0];
+  p->chain.dw = &p->plan[1];
+  p->chain.project = &p->plan[2];
+  p->chain.band = axle_f32_conv_chain_band(&p->chain);
+  step->scratch_bytes =
+      axle_f32_conv_chain_scratch_size(&p->chain, step->threads ? step->threads : 1);
+  return AXLE_HAL_OK;
+}
+
+static void chain_run(const cpu_step_t* step, const void* const* in, void* const* out,
+                      void* scratch) {
+  const chain_params_t* p = step->params;
+  axle_f32_conv_chain_t chain = p->chain;
+  chain.ep[2].residual = step->input_count > 1 ? in[1] : NULL;
+  const axle_parallel_t par = cpu_pool_parallel(step->threads);
+  axle_f32_conv_chain(&chain, in[0], out[0], scratch, &par);
+}
+
+static const cpu_op_t k_chain_op = {"ConvChain", NULL, NULL, chain_run};
+
+const cpu_op_t* cpu_chain_op(void) { return &k_chain_op; }
