@@ -103,8 +103,9 @@ static void chain_geom(const axle_f32_conv_chain_t* c, chain_geom_t* g) {
   g->per_thread = align64(g->e_bytes) + align64(g->d_bytes) + align64(g->gemm_bytes);
 }
 
-int64_t axle_f32_conv_chain_band(const axle_f32_conv_chain_t* c) {
-  const axle_f32_conv_params_t* d = &c->dw->p;
+/* The band for depthwise plan dw (see axle_f32_conv_chain_band). */
+static int64_t band_for(const axle_f32_conv_plan_t* dw) {
+  const axle_f32_conv_params_t* d = &dw->p;
   const int64_t ce = d->out_channels, w = d->in[2], ho = d->out[1], wo = d->out[2];
   const size_t budget = axle_kernels_l2_bytes() / 2;
   int64_t band = 1;
@@ -117,6 +118,8 @@ int64_t axle_f32_conv_chain_band(const axle_f32_conv_chain_t* c) {
    * multiple of four leaves no partial group of rows mid-image. */
   return band > 4 ? band - band % 4 : band;
 }
+
+int64_t axle_f32_conv_chain_band(const axle_f32_conv_chain_t* c) { return band_for(c->dw); }
 
 static int is_pointwise_gemm(const axle_f32_conv_plan_t* p) {
   return p->algo == AXLE_F32_CONV_GEMM && p->p.groups == 1 && p->p.in[0] == 1 && p->p.out[0] == 1;
@@ -138,11 +141,14 @@ int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand, const axle_
       expand->p.out_channels != d->in_channels || expand->p.out[1] != d->in[1] ||
       expand->p.out[2] != d->in[2])
     return 0;
-  /* Worth it only when the expanded tensor (one image) would not stay in
-   * the cache anyway: at 28x28x192 (600 KB) with a 2 MB L2 the chain was
-   * 15-20 % slower than the three layers. */
-  return (size_t)(d->in_channels * d->in[1] * d->in[2]) * sizeof(float) >
-         axle_kernels_l2_bytes() / 2;
+  /* Worth it only where measured to pay (2 MB L2): the expanded tensor of
+   * one image past half the L2 and at least 1 MiB (at 28x28x192, 600 KB,
+   * the chain was 1.15-1.2x the three layers), and bands of at least 4
+   * rows (with 1-3, as a 512 KB L2 gives the 112x112 and 56x56 blocks, the
+   * calls get too small: MobileNetV2 15 % slower with chains sized so). */
+  const size_t expanded = (size_t)(d->in_channels * d->in[1] * d->in[2]) * sizeof(float);
+  return expanded > axle_kernels_l2_bytes() / 2 && expanded >= ((size_t)1 << 20) &&
+         band_for(dw) >= 4;
 }
 
 size_t axle_f32_conv_chain_scratch_size(const axle_f32_conv_chain_t* c, uint32_t threads) {

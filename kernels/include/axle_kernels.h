@@ -386,7 +386,8 @@ int64_t axle_f32_conv_chain_band(const axle_f32_conv_chain_t* c);
 /* Whether the three plans chain (shapes agree, the pointwise plans are
  * GEMMs of one group, the depthwise one is 2-D 3x3 with multiplier 1 and
  * stride 1 or 2) and the chain pays: the expanded tensor of one image is
- * larger than half the L2. */
+ * larger than half the L2 and at least 1 MiB, and bands get 4 rows or
+ * more (axle_f32_conv_chain_band). */
 int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand,
                                  const axle_f32_conv_plan_t* dw,
                                  const axle_f32_conv_plan_t* project);

@@ -252,27 +252,28 @@ def test_network_matches_ort(name, builder, model_dir, tmp_path):
 
 
 def build_inverted_residuals():
-    """Three MobileNetV2 blocks on a batch of 2: stride 1 with the residual
-    Add, stride 2 whose projection is a Conv alone (batch norm folded, as
-    exported models have it), and stride 1 with an expansion of Conv + Clip."""
+    """Three MobileNetV2 blocks on a batch of 2, each expanding to 64 x 64x64
+    (1 MiB, the least a chain takes): stride 1 with the residual Add, stride
+    1 with an expansion of Conv + Clip (batch norm folded, as exported models
+    have it), and stride 2 whose projection is a Conv alone."""
     g = GraphBuilder(seed=20240603)
     x = g.relu6(g.bn(g.conv("input", 3, 8, 3), 8))
-    h = g.relu6(g.bn(g.conv(x, 8, 48, 1), 48))
-    h = g.relu6(g.bn(g.conv(h, 48, 48, 3, group=48), 48))
-    x = g.node("Add", [x, g.bn(g.conv(h, 48, 8, 1), 8)], prefix="residual")
-    h = g.relu6(g.bn(g.conv(x, 8, 48, 1), 48))
-    h = g.relu6(g.bn(g.conv(h, 48, 48, 3, stride=2, group=48), 48))
-    x = g.conv(h, 48, 16, 1, bias=True)
-    h = g.relu6(g.conv(x, 16, 64, 1, bias=True))
+    h = g.relu6(g.bn(g.conv(x, 8, 64, 1), 64))
     h = g.relu6(g.bn(g.conv(h, 64, 64, 3, group=64), 64))
-    y = g.bn(g.conv(h, 64, 16, 1), 16)
-    return g.model("inverted_residuals", "input", [2, 3, 30, 30], y, [2, 16, 15, 15])
+    x = g.node("Add", [x, g.bn(g.conv(h, 64, 8, 1), 8)], prefix="residual")
+    h = g.relu6(g.conv(x, 8, 64, 1, bias=True))
+    h = g.relu6(g.bn(g.conv(h, 64, 64, 3, group=64), 64))
+    x = g.bn(g.conv(h, 64, 16, 1), 16)
+    h = g.relu6(g.bn(g.conv(x, 16, 64, 1), 64))
+    h = g.relu6(g.bn(g.conv(h, 64, 64, 3, stride=2, group=64), 64))
+    y = g.conv(h, 64, 16, 1, bias=True)
+    return g.model("inverted_residuals", "input", [2, 3, 64, 64], y, [2, 16, 32, 32])
 
 
-# The chains (cpu_chain.h) form where the expanded tensor is larger than
-# half the L2; a small L2 makes them form on this small model, in bands of a
-# few rows, on any machine.
-CHAIN_ENV = {"AXLE_KERNELS_L2_BYTES": "65536"}
+# The chains (cpu_chain.h) form where the expanded tensor is past half the
+# L2 and bands get at least 4 rows; this L2 size gives bands of 4 rows (16
+# per image) on any machine.
+CHAIN_ENV = {"AXLE_KERNELS_L2_BYTES": "524288"}
 
 
 @needs_cli
@@ -283,7 +284,7 @@ def test_inverted_residual_chains_match_ort(model_dir, tmp_path, threads):
     assert info.returncode == 0, info.stderr
     chained = re.findall(r"^\s+(\S+) ConvChain ", info.stdout, re.M)
     assert chained == ["conv2", "conv5", "conv8"], info.stdout
-    x = np.random.default_rng(11).normal(0.0, 1.0, (2, 3, 30, 30)).astype(np.float32)
+    x = np.random.default_rng(11).normal(0.0, 1.0, (2, 3, 64, 64)).astype(np.float32)
     assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), CHAIN_ENV)
 
 
