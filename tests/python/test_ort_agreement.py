@@ -288,6 +288,33 @@ def test_inverted_residual_chains_match_ort(model_dir, tmp_path, threads):
     assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), CHAIN_ENV)
 
 
+def build_inverted_residuals_with_taps():
+    """The blocks above with two tensors inside chains also read from
+    outside: the first block's expanded tensor is a graph output, and the
+    second block's depthwise output also feeds a ReduceMean output. Neither
+    may be folded away."""
+    m = build_inverted_residuals()
+    g = m.graph
+    g.output.append(helper.make_tensor_value_info("relu6_2_out", TensorProto.FLOAT,
+                                                  [2, 64, 64, 64]))
+    g.node.append(helper.make_node("ReduceMean", ["relu6_5_out"], ["tap_mean"],
+                                   name="tap", keepdims=0))
+    g.output.append(helper.make_tensor_value_info("tap_mean", TensorProto.FLOAT, []))
+    onnx.checker.check_model(m)
+    return m
+
+
+@needs_cli
+def test_chains_keep_tensors_read_elsewhere(model_dir, tmp_path):
+    path = built_model(model_dir, "inverted_residuals_taps", build_inverted_residuals_with_taps)
+    info = run_cli("info", path, "--optimized", env=CHAIN_ENV)
+    assert info.returncode == 0, info.stderr
+    chained = re.findall(r"^\s+(\S+) ConvChain ", info.stdout, re.M)
+    assert chained == ["conv8"], info.stdout
+    x = np.random.default_rng(12).normal(0.0, 1.0, (2, 3, 64, 64)).astype(np.float32)
+    assert_agree(path, {"input": x}, tmp_path, (), CHAIN_ENV)
+
+
 DIGITS_DIR = os.path.join(SOURCE_DIR, "examples", "digits")
 DIGITS_MODEL = os.path.join(DIGITS_DIR, "digits.onnx")
 DIGITS_SAMPLES = sorted(glob.glob(os.path.join(DIGITS_DIR, "samples", "*.npy")))
