@@ -7,9 +7,9 @@
  * masked loads, whose masked-off lanes read nothing and yield the padding's
  * zero, or skipped when a whole window row is outside. Stride 1 with "same"
  * padding walks the plane as one flat array (plane_same_s1); other planes
- * go row by row in column groups, plain loads inside the row and masked
- * ones at its ends. Stride 2 deinterleaves even and odd columns with
- * in-lane shuffles. */
+ * take four output rows per pass in column groups (plane_rows), plain
+ * loads inside the row and masked ones at its ends. Stride 2 deinterleaves
+ * even and odd columns with in-lane shuffles. */
 #include <immintrin.h>
 
 #include "axle_kernels.h"
@@ -73,26 +73,6 @@ AXLE_AVX2 static inline __m256 unpermute(__m256 v) {
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8));
 }
 
-/* acc + one kernel row (weights w0..w2) over input row `row` for the eight
- * outputs whose leftmost tap is input column c (stride 1). */
-AXLE_AVX2 static inline __m256 row_s1(__m256 acc, const float* row, int64_t c, int64_t width,
-                                      int masked, __m256 w0, __m256 w1, __m256 w2) {
-  acc = _mm256_fmadd_ps(w0, load8(row, c, width, masked), acc);
-  acc = _mm256_fmadd_ps(w1, load8(row, c + 1, width, masked), acc);
-  return _mm256_fmadd_ps(w2, load8(row, c + 2, width, masked), acc);
-}
-
-/* The same for stride 2: output i reads columns c + 2i + {0, 1, 2}; the
- * sum comes in the order of even_of. */
-AXLE_AVX2 static inline __m256 row_s2(__m256 acc, const float* row, int64_t c, int64_t width,
-                                      int masked, __m256 w0, __m256 w1, __m256 w2) {
-  const __m256 a = load8(row, c, width, masked), b = load8(row, c + 8, width, masked);
-  const __m256 a2 = load8(row, c + 2, width, masked), b2 = load8(row, c + 10, width, masked);
-  acc = _mm256_fmadd_ps(w0, even_of(a, b), acc);
-  acc = _mm256_fmadd_ps(w1, odd_of(a, b), acc);
-  return _mm256_fmadd_ps(w2, even_of(a2, b2), acc);
-}
-
 typedef struct dw_plane_t {
   __m256 w[9];
   __m256 bias, lo, hi, alpha;
@@ -115,35 +95,177 @@ AXLE_AVX2 static inline void finish(const dw_plane_t* d, __m256 acc, const float
     _mm256_storeu_ps(y + gi * 8, acc);
 }
 
-/* Output column group gi of one row: rows[t] is input row t of the window,
- * NULL in the padding; masked: the group reaches outside the row. */
-AXLE_AVX2 static inline void out_group(const dw_plane_t* d, int64_t s, int64_t pl,
-                                       const float* const rows[3], int64_t gi, int masked,
-                                       int64_t groups, const float* res, float* y) {
-  const int64_t c = gi * 8 * s - pl;
-  /* One sum per kernel row: three short FMA chains instead of one of nine,
-   * whose latency would bound the loop. */
-  __m256 acc[3];
-  for (int t = 0; t < 3; ++t) {
-    acc[t] = t == 0 ? d->bias : _mm256_setzero_ps();
-    if (!rows[t]) continue;
-    acc[t] = s == 1 ? row_s1(acc[t], rows[t], c, d->iw, masked, d->w[3 * t], d->w[3 * t + 1],
-                             d->w[3 * t + 2])
-                    : row_s2(acc[t], rows[t], c, d->iw, masked, d->w[3 * t], d->w[3 * t + 1],
-                             d->w[3 * t + 2]);
-  }
-  __m256 v = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), acc[2]);
-  finish(d, s == 1 ? v : unpermute(v), res, y, gi, gi == groups - 1 && d->tail != 8);
+/* The row-blocked walk (planes other than "same" stride 1): four output
+ * rows per pass over 8-column groups, each input row loaded once for every
+ * output row it feeds (stride 1: 6 rows for 4 outputs instead of 12), as
+ * in dwconv_avx512.c. With 16 registers the weights mostly stay FMA memory
+ * operands; the 8 accumulators (two chains per output row) and a row's
+ * three tap vectors are what must stay in registers. */
+#define AXLE_INLINE __attribute__((always_inline)) inline
+
+/* Offsets from a group's leftmost tap column c of its loads, per stride:
+ * stride 2 reads 16 columns from c (even / odd) and 16 from c + 2. */
+static const int64_t k_load_at[2][4] = {{0, 1, 2, 0}, {0, 8, 2, 10}};
+
+/* The nine weights as named values (see dwconv_avx512.c). */
+typedef struct dw_taps_t {
+  __m256 w00, w01, w02, w10, w11, w12, w20, w21, w22;
+} dw_taps_t;
+#define AXLE_KROW(k) w->w##k##0, w->w##k##1, w->w##k##2
+
+/* A row's three tap vectors for 8 outputs, as values. */
+typedef struct dw_row_t {
+  __m256 left, mid, right;
+} dw_row_t;
+
+AXLE_AVX2 static AXLE_INLINE __m256 taps(__m256 acc, __m256 wa, __m256 wb, __m256 wc,
+                                         dw_row_t v) {
+  acc = _mm256_fmadd_ps(wa, v.left, acc);
+  acc = _mm256_fmadd_ps(wb, v.mid, acc);
+  return _mm256_fmadd_ps(wc, v.right, acc);
 }
 
-/* One output row: plain loads on the interior groups [g_lo, g_hi). Inlined
- * with a constant stride, so each loop compiles without the tests. */
-AXLE_AVX2 static inline void out_row(const dw_plane_t* d, int64_t s, int64_t pl,
-                                     const float* const rows[3], int64_t g_lo, int64_t g_hi,
-                                     int64_t groups, const float* res, float* y) {
-  for (int64_t gi = 0; gi < g_lo; ++gi) out_group(d, s, pl, rows, gi, 1, groups, res, y);
-  for (int64_t gi = g_lo; gi < g_hi; ++gi) out_group(d, s, pl, rows, gi, 0, groups, res, y);
-  for (int64_t gi = g_hi; gi < groups; ++gi) out_group(d, s, pl, rows, gi, 1, groups, res, y);
+/* Eight floats at row + at; m: NULL (inside the row) or the lanes inside. */
+AXLE_AVX2 static AXLE_INLINE __m256 load_at(const float* row, int64_t at, const __m256i* m) {
+  if (!m) return _mm256_loadu_ps(row + at);
+  /* Through uintptr_t: row + at may lie before the row. */
+  return _mm256_maskload_ps(
+      (const float*)((uintptr_t)row + (uintptr_t)(at * (int64_t)sizeof(float))), *m);
+}
+
+/* Row `row`'s tap vectors for the 8 outputs whose leftmost tap is column c;
+ * at stride 2 in the order of even_of (unpermuted once per output). m:
+ * NULL, or the masks of the loads at k_load_at[s - 1]. */
+AXLE_AVX2 static AXLE_INLINE dw_row_t row_vectors(int64_t s, const float* row, int64_t c,
+                                                  const __m256i* m) {
+  const int64_t* at = k_load_at[s - 1];
+  dw_row_t v;
+#define AXLE_LOAD(i) load_at(row, c + at[i], m ? m + (i) : NULL)
+  if (s == 1) {
+    v.left = AXLE_LOAD(0);
+    v.mid = AXLE_LOAD(1);
+    v.right = AXLE_LOAD(2);
+  } else {
+    const __m256 a = AXLE_LOAD(0), b = AXLE_LOAD(1);
+    v.left = even_of(a, b);
+    v.mid = odd_of(a, b);
+    v.right = even_of(AXLE_LOAD(2), AXLE_LOAD(3));
+  }
+#undef AXLE_LOAD
+  return v;
+}
+
+/* Output group gi of four output rows from oy (the first `rows` stored):
+ * input rows from iy0 = oy * s - pt, columns from c. full: every input row
+ * inside (no row tests); m as for row_vectors. Inlined with constant
+ * stride and flags. */
+AXLE_AVX2 static AXLE_INLINE void block4(const dw_plane_t* d, const dw_taps_t* w, int64_t s,
+                                         int full, const float* x, int64_t ih, int64_t iy0,
+                                         int64_t c, const __m256i* m, int64_t rows,
+                                         int64_t gi, int last, const float* res, float* y) {
+  const int64_t iw = d->iw, ow = d->ow;
+  __m256 a0 = d->bias, a1 = d->bias, a2 = d->bias, a3 = d->bias;
+  __m256 b0 = _mm256_setzero_ps(), b1 = b0, b2 = b0, b3 = b0;
+  dw_row_t v;
+  /* Rows in the padding add nothing. */
+#define AXLE_IN(t)                                    \
+  ((full || (iy0 + (t) >= 0 && iy0 + (t) < ih)) && \
+   ((v = row_vectors(s, x + (iy0 + (t)) * iw, c, m)), 1))
+  if (s == 1) {
+    if (AXLE_IN(0)) a0 = taps(a0, AXLE_KROW(0), v);
+    if (AXLE_IN(1)) {
+      a0 = taps(a0, AXLE_KROW(1), v);
+      a1 = taps(a1, AXLE_KROW(0), v);
+    }
+    if (AXLE_IN(2)) {
+      b0 = taps(b0, AXLE_KROW(2), v);
+      a1 = taps(a1, AXLE_KROW(1), v);
+      a2 = taps(a2, AXLE_KROW(0), v);
+    }
+    if (AXLE_IN(3)) {
+      b1 = taps(b1, AXLE_KROW(2), v);
+      a2 = taps(a2, AXLE_KROW(1), v);
+      a3 = taps(a3, AXLE_KROW(0), v);
+    }
+    if (AXLE_IN(4)) {
+      b2 = taps(b2, AXLE_KROW(2), v);
+      a3 = taps(a3, AXLE_KROW(1), v);
+    }
+    if (AXLE_IN(5)) b3 = taps(b3, AXLE_KROW(2), v);
+  } else {
+    if (AXLE_IN(0)) a0 = taps(a0, AXLE_KROW(0), v);
+    if (AXLE_IN(1)) a0 = taps(a0, AXLE_KROW(1), v);
+    if (AXLE_IN(2)) {
+      b0 = taps(b0, AXLE_KROW(2), v);
+      a1 = taps(a1, AXLE_KROW(0), v);
+    }
+    if (AXLE_IN(3)) a1 = taps(a1, AXLE_KROW(1), v);
+    if (AXLE_IN(4)) {
+      b1 = taps(b1, AXLE_KROW(2), v);
+      a2 = taps(a2, AXLE_KROW(0), v);
+    }
+    if (AXLE_IN(5)) a2 = taps(a2, AXLE_KROW(1), v);
+    if (AXLE_IN(6)) {
+      b2 = taps(b2, AXLE_KROW(2), v);
+      a3 = taps(a3, AXLE_KROW(0), v);
+    }
+    if (AXLE_IN(7)) a3 = taps(a3, AXLE_KROW(1), v);
+    if (AXLE_IN(8)) b3 = taps(b3, AXLE_KROW(2), v);
+  }
+#undef AXLE_IN
+  /* Stride 2 sums come in the order of even_of. */
+#define AXLE_OUT(r, va, vb)                                                           \
+  do {                                                                                \
+    const __m256 sum = _mm256_add_ps(va, vb);                                         \
+    finish(d, s == 1 ? sum : unpermute(sum), res ? res + (r) * ow : NULL, y + (r) * ow, \
+           gi, last);                                                                 \
+  } while (0)
+  AXLE_OUT(0, a0, b0);
+  if (full || rows > 1) AXLE_OUT(1, a1, b1);
+  if (full || rows > 2) AXLE_OUT(2, a2, b2);
+  if (full || rows > 3) AXLE_OUT(3, a3, b3);
+#undef AXLE_OUT
+}
+
+/* Any plane at stride 1 or 2, four output rows per pass; column groups
+ * [g_lo, g_hi) load only columns inside the row. */
+AXLE_AVX2 static void plane_rows(const dw_plane_t* d, int64_t s, const axle_f32_conv_params_t* p,
+                                 int64_t g_lo, int64_t g_hi, const float* x,
+                                 const float* residual, float* y_plane) {
+  const int64_t ih = p->in[1], oh = p->out[1], ow = p->out[2];
+  const int64_t pt = p->pad[1], pl = p->pad[2];
+  const int64_t groups = (ow + 7) / 8;
+  const dw_taps_t w = {d->w[0], d->w[1], d->w[2], d->w[3], d->w[4],
+                       d->w[5], d->w[6], d->w[7], d->w[8]};
+  for (int64_t oy = 0; oy < oh; oy += 4) {
+    const int64_t rows = oh - oy < 4 ? oh - oy : 4, iy0 = oy * s - pt;
+    const int full = rows == 4 && iy0 >= 0 && iy0 + 3 * s + 3 <= ih;
+    const float* res = residual ? residual + oy * ow : NULL;
+    float* y = y_plane + oy * ow;
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const int64_t c = gi * 8 * s - pl;
+      const int last = gi == groups - 1 && d->tail != 8;
+      if (gi >= g_lo && gi < g_hi) {
+        if (full) {
+          if (s == 1)
+            block4(d, &w, 1, 1, x, ih, iy0, c, NULL, 4, gi, last, res, y);
+          else
+            block4(d, &w, 2, 1, x, ih, iy0, c, NULL, 4, gi, last, res, y);
+        } else if (s == 1) {
+          block4(d, &w, 1, 0, x, ih, iy0, c, NULL, rows, gi, last, res, y);
+        } else {
+          block4(d, &w, 2, 0, x, ih, iy0, c, NULL, rows, gi, last, res, y);
+        }
+        continue;
+      }
+      __m256i m[4];
+      for (int i = 0; i < 4; ++i) m[i] = lanes_inside(c + k_load_at[s - 1][i], d->iw);
+      if (s == 1)
+        block4(d, &w, 1, 0, x, ih, iy0, c, m, rows, gi, last, res, y);
+      else
+        block4(d, &w, 2, 0, x, ih, iy0, c, m, rows, gi, last, res, y);
+    }
+  }
 }
 
 /* Residual, clamp, leaky and the store of the `left` (1..8 or more) outputs
@@ -247,9 +369,7 @@ AXLE_AVX2 void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t*
                                                    float bias, const float* residual,
                                                    const axle_f32_epilogue_t* ep,
                                                    float* y_plane) {
-  const int64_t s = p->stride[2];
-  const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2];
-  const int64_t pt = p->pad[1], pl = p->pad[2];
+  const int64_t s = p->stride[2], iw = p->in[2], ow = p->out[2], pl = p->pad[2];
   const int64_t groups = (ow + 7) / 8;
   dw_plane_t d;
   for (int i = 0; i < 9; ++i) d.w[i] = _mm256_set1_ps(w[i]);
@@ -271,20 +391,13 @@ AXLE_AVX2 void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t*
   int64_t g_hi = iw - 1 + pl - span < 0 ? 0 : (iw - 1 + pl - span) / (8 * s) + 1;
   if (g_hi > groups) g_hi = groups;
   if (g_lo > g_hi) g_lo = g_hi;
+  /* "Same" stride-1 planes keep the flat walk: the row walk was twice as
+   * fast on one plane in L1 (28x28: 11.1 against 20.6 ns per 16 outputs)
+   * but slower in MobileNetV2 (its 28x28 layers 102 -> 112-115 us, the
+   * 112x112 one 212 -> 274 us, capped at AVX2 on Sapphire Rapids). */
   if (s == 1 && ow == iw) {
     plane_same_s1(&d, p, x_plane, residual, y_plane);
     return;
   }
-  for (int64_t oy = 0; oy < oh; ++oy) {
-    const int64_t iy = oy * s - pt;
-    const float* rows[3];
-    for (int64_t t = 0; t < 3; ++t)
-      rows[t] = iy + t >= 0 && iy + t < ih ? x_plane + (iy + t) * iw : NULL;
-    const float* res = residual ? residual + oy * ow : NULL;
-    float* y = y_plane + oy * ow;
-    if (s == 1)
-      out_row(&d, 1, pl, rows, g_lo, g_hi, groups, res, y);
-    else
-      out_row(&d, 2, pl, rows, g_lo, g_hi, groups, res, y);
-  }
+  plane_rows(&d, s, p, g_lo, g_hi, x_plane, residual, y_plane);
 }
