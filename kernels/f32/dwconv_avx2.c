@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include "axle_kernels.h"
+#include "dwconv_rows.h"
 
 #define AXLE_AVX2 __attribute__((target("avx2,fma")))
 
@@ -171,47 +172,9 @@ AXLE_AVX2 static AXLE_INLINE void block4(const dw_plane_t* d, const dw_taps_t* w
 #define AXLE_IN(t)                                    \
   ((full || (iy0 + (t) >= 0 && iy0 + (t) < ih)) && \
    ((v = row_vectors(s, x + (iy0 + (t)) * iw, c, m)), 1))
-  if (s == 1) {
-    if (AXLE_IN(0)) a0 = taps(a0, AXLE_KROW(0), v);
-    if (AXLE_IN(1)) {
-      a0 = taps(a0, AXLE_KROW(1), v);
-      a1 = taps(a1, AXLE_KROW(0), v);
-    }
-    if (AXLE_IN(2)) {
-      b0 = taps(b0, AXLE_KROW(2), v);
-      a1 = taps(a1, AXLE_KROW(1), v);
-      a2 = taps(a2, AXLE_KROW(0), v);
-    }
-    if (AXLE_IN(3)) {
-      b1 = taps(b1, AXLE_KROW(2), v);
-      a2 = taps(a2, AXLE_KROW(1), v);
-      a3 = taps(a3, AXLE_KROW(0), v);
-    }
-    if (AXLE_IN(4)) {
-      b2 = taps(b2, AXLE_KROW(2), v);
-      a3 = taps(a3, AXLE_KROW(1), v);
-    }
-    if (AXLE_IN(5)) b3 = taps(b3, AXLE_KROW(2), v);
-  } else {
-    if (AXLE_IN(0)) a0 = taps(a0, AXLE_KROW(0), v);
-    if (AXLE_IN(1)) a0 = taps(a0, AXLE_KROW(1), v);
-    if (AXLE_IN(2)) {
-      b0 = taps(b0, AXLE_KROW(2), v);
-      a1 = taps(a1, AXLE_KROW(0), v);
-    }
-    if (AXLE_IN(3)) a1 = taps(a1, AXLE_KROW(1), v);
-    if (AXLE_IN(4)) {
-      b1 = taps(b1, AXLE_KROW(2), v);
-      a2 = taps(a2, AXLE_KROW(0), v);
-    }
-    if (AXLE_IN(5)) a2 = taps(a2, AXLE_KROW(1), v);
-    if (AXLE_IN(6)) {
-      b2 = taps(b2, AXLE_KROW(2), v);
-      a3 = taps(a3, AXLE_KROW(0), v);
-    }
-    if (AXLE_IN(7)) a3 = taps(a3, AXLE_KROW(1), v);
-    if (AXLE_IN(8)) b3 = taps(b3, AXLE_KROW(2), v);
-  }
+#define AXLE_TAPS(acc, k) acc = taps(acc, AXLE_KROW(k), v)
+  AXLE_DW_ROWS4(s, a0, a1, a2, a3, b0, b1, b2, b3);
+#undef AXLE_TAPS
 #undef AXLE_IN
   /* Stride 2 sums come in the order of even_of. */
 #define AXLE_OUT(r, va, vb)                                                           \
