@@ -11,8 +11,8 @@
 
 /* ---- planning ------------------------------------------------------------ */
 
-/* One Conv of a chain: its group, or the Conv alone (weights constant,
- * float output) as a group of one. */
+/* One Conv of a chain: its group, or the Conv alone (packable) as a group
+ * of one. */
 static int conv_unit(const cpu_fuse_ctx_t* c, const cpu_fuse_result_t* out,
                      const int32_t* head_group, uint32_t pos, cpu_group_t* unit) {
   const axle_hal_graph_t* g = c->g;
@@ -22,11 +22,7 @@ static int conv_unit(const cpu_fuse_ctx_t* c, const cpu_fuse_result_t* out,
     *unit = out->groups[head_group[pos]];
     return 1;
   }
-  if (out->role[pos] != CPU_ROLE_PLAIN || n->output_count != 1 || n->outputs[0] < 0 ||
-      n->input_count < 2 || !cpu_fuse_constant(&g->tensors[n->inputs[1]]) ||
-      (n->input_count > 2 && n->inputs[2] >= 0 && !cpu_fuse_constant(&g->tensors[n->inputs[2]])) ||
-      g->tensors[n->outputs[0]].dtype != AXLE_HAL_DTYPE_F32)
-    return 0;
+  if (out->role[pos] != CPU_ROLE_PLAIN || !cpu_fuse_conv_packable(g, n)) return 0;
   memset(unit, 0, sizeof *unit);
   unit->kind = CPU_GROUP_CONV;
   unit->members[0] = pos;
@@ -185,7 +181,7 @@ int32_t cpu_chain_prepare(const axle_hal_host_t* host, cpu_step_t* step, const c
   p->chain.expand = &p->plan[0];
   p->chain.dw = &p->plan[1];
   p->chain.project = &p->plan[2];
-  p->chain.band = axle_f32_conv_chain_band(&p->chain);
+  axle_f32_conv_chain_init(&p->chain, 0);
   step->scratch_bytes =
       axle_f32_conv_chain_scratch_size(&p->chain, step->threads ? step->threads : 1);
   return AXLE_HAL_OK;

@@ -149,6 +149,16 @@ int cpu_fuse_output_safe(const cpu_fuse_ctx_t* c, const uint8_t* internal,
   return 1;
 }
 
+int cpu_fuse_conv_packable(const axle_hal_graph_t* g, const axle_hal_node_t* conv) {
+  /* Folding and packing happen at compile time: the weights must be known. */
+  if (conv->output_count != 1 || conv->outputs[0] < 0 ||
+      !cpu_fuse_constant(tensor_at(g, conv, 1)) ||
+      (tensor_at(g, conv, 2) && !cpu_fuse_constant(tensor_at(g, conv, 2))))
+    return 0;
+  const axle_hal_tensor_t* y = &g->tensors[conv->outputs[0]];
+  return y->dtype == AXLE_HAL_DTYPE_F32 && y->rank >= 2;
+}
+
 static void grow_group(const cpu_fuse_ctx_t* c, const uint8_t* internal, const int32_t* role,
                        uint32_t head, cpu_group_t* grp) {
   const axle_hal_graph_t* g = c->g;
@@ -162,15 +172,10 @@ static void grow_group(const cpu_fuse_ctx_t* c, const uint8_t* internal, const i
   grp->input_count = 4;
   for (uint32_t j = 0; j < 3; ++j) grp->inputs[j] = j < conv->input_count ? conv->inputs[j] : -1;
   grp->inputs[3] = -1;
-  /* Folding and packing happen at compile time: the weights must be known. */
-  if (conv->output_count != 1 || conv->outputs[0] < 0 ||
-      !cpu_fuse_constant(tensor_at(g, conv, 1)) ||
-      (tensor_at(g, conv, 2) && !cpu_fuse_constant(tensor_at(g, conv, 2))))
-    return;
+  if (!cpu_fuse_conv_packable(g, conv)) return;
   int32_t cur = conv->outputs[0];
   grp->output = cur;
   const axle_hal_tensor_t* y = &g->tensors[cur];
-  if (y->dtype != AXLE_HAL_DTYPE_F32 || y->rank < 2) return;
   int stage = 0; /* 0: BN next allowed, 1: Add allowed, 2: activation allowed */
   while (grp->count < CPU_FUSE_MAX_MEMBERS) {
     const uint32_t last = grp->members[grp->count - 1];

@@ -131,6 +131,9 @@ int cpu_fuse_may_delay(const cpu_fuse_ctx_t* c, const uint8_t* internal, uint32_
 /* Whether a group may write its output over no input it still reads. */
 int cpu_fuse_output_safe(const cpu_fuse_ctx_t* c, const uint8_t* internal,
                          const cpu_group_t* grp);
+/* Whether Conv node conv can be folded and packed at compile time: one
+ * output, constant weights (and bias, if any), a float output. */
+int cpu_fuse_conv_packable(const axle_hal_graph_t* g, const axle_hal_node_t* conv);
 /* Fills f (act, min, max, alpha) when n is an activation a group can
  * apply last: Relu, Clip with constant bounds, LeakyRelu. */
 int cpu_fuse_activation(const axle_hal_graph_t* g, const axle_hal_node_t* n, cpu_fusion_t* f);

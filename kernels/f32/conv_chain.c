@@ -78,32 +78,19 @@ static void chain_geom(const axle_f32_conv_chain_t* c, chain_geom_t* g) {
   g->wo = d->out[2];
   g->s = d->stride[1];
   g->pt = d->pad[1];
-  g->band = c->band < 1 ? 1 : c->band > g->ho ? g->ho : c->band;
+  g->band = c->band;
   g->cap = (g->band - 1) * g->s + 3;
   g->e_stride = align16((size_t)(g->cap * g->w));
   g->d_stride = align16((size_t)(g->band * g->wo));
   g->e_bytes = sizeof(float) * g->e_stride * (size_t)g->ce;
   g->d_bytes = sizeof(float) * g->d_stride * (size_t)g->ce;
-  /* GEMM scratch for any band of either pointwise step: the size is not
-   * monotonic in n (the column chunking changes), so every band height is
-   * asked. Only the operand kinds matter, not the pointers. */
-  axle_f32_gemm_t gm;
-  for (int64_t rows = 1; rows <= g->band; ++rows) {
-    pointwise(&gm, c->project, (size_t)g->co, (size_t)(rows * g->wo), (size_t)g->ce, c->packed[2],
-              c->packed[2], g->d_stride, NULL, 0, NULL);
-    const size_t bytes = axle_f32_gemm_scratch_size(&gm, 1);
-    if (bytes > g->gemm_bytes) g->gemm_bytes = bytes;
-  }
-  for (int64_t rows = 1; rows <= g->cap; ++rows) {
-    pointwise(&gm, c->expand, (size_t)g->ce, (size_t)(rows * g->w), (size_t)g->cin, c->packed[0],
-              c->packed[0], (size_t)(g->h * g->w), NULL, 0, NULL);
-    const size_t bytes = axle_f32_gemm_scratch_size(&gm, 1);
-    if (bytes > g->gemm_bytes) g->gemm_bytes = bytes;
-  }
+  g->gemm_bytes = c->gemm_bytes;
   g->per_thread = align64(g->e_bytes) + align64(g->d_bytes) + align64(g->gemm_bytes);
 }
 
-/* The band for depthwise plan dw (see axle_f32_conv_chain_band). */
+/* The default band for depthwise plan dw: the most output rows whose two
+ * buffers fit in half the L2, a multiple of 4 (the depthwise kernels' row
+ * group) from 4 on, so no partial group of rows falls mid-image. */
 static int64_t band_for(const axle_f32_conv_plan_t* dw) {
   const axle_f32_conv_params_t* d = &dw->p;
   const int64_t ce = d->out_channels, w = d->in[2], ho = d->out[1], wo = d->out[2];
@@ -114,12 +101,36 @@ static int64_t band_for(const axle_f32_conv_plan_t* dw) {
     if (sizeof(float) * (size_t)(ce * (cap * w + b * wo)) > budget) break;
     band = b;
   }
-  /* The depthwise kernels walk four output rows at a time; a band of a
-   * multiple of four leaves no partial group of rows mid-image. */
   return band > 4 ? band - band % 4 : band;
 }
 
-int64_t axle_f32_conv_chain_band(const axle_f32_conv_chain_t* c) { return band_for(c->dw); }
+void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band) {
+  const int64_t ho = c->dw->p.out[1];
+  if (band < 1) band = band_for(c->dw);
+  c->band = band > ho ? ho : band;
+  c->gemm_bytes = 0;
+  chain_geom_t g;
+  chain_geom(c, &g);
+  /* GEMM scratch for any band of either pointwise step: the size is not
+   * monotonic in n (the column chunking changes), so every band height is
+   * asked, once here rather than on every run. Only the operand kinds
+   * matter, not the pointers. */
+  axle_f32_gemm_t gm;
+  size_t most = 0;
+  for (int64_t rows = 1; rows <= g.band; ++rows) {
+    pointwise(&gm, c->project, (size_t)g.co, (size_t)(rows * g.wo), (size_t)g.ce, c->packed[2],
+              c->packed[2], g.d_stride, NULL, 0, NULL);
+    const size_t bytes = axle_f32_gemm_scratch_size(&gm, 1);
+    if (bytes > most) most = bytes;
+  }
+  for (int64_t rows = 1; rows <= g.cap; ++rows) {
+    pointwise(&gm, c->expand, (size_t)g.ce, (size_t)(rows * g.w), (size_t)g.cin, c->packed[0],
+              c->packed[0], (size_t)(g.h * g.w), NULL, 0, NULL);
+    const size_t bytes = axle_f32_gemm_scratch_size(&gm, 1);
+    if (bytes > most) most = bytes;
+  }
+  c->gemm_bytes = most;
+}
 
 static int is_pointwise_gemm(const axle_f32_conv_plan_t* p) {
   return p->algo == AXLE_F32_CONV_GEMM && p->p.groups == 1 && p->p.in[0] == 1 && p->p.out[0] == 1;

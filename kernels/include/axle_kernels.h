@@ -375,19 +375,23 @@ typedef struct axle_f32_conv_chain_t {
   const axle_f32_conv_plan_t* project;
   const float* packed[3];             /* per stage */
   axle_f32_epilogue_t ep[3];
-  int64_t band;                       /* output rows per band (>= 1) */
+  /* Set by axle_f32_conv_chain_init, read by the scratch size and the run. */
+  int64_t band;                       /* output rows per band */
+  size_t gemm_bytes;                  /* GEMM scratch per thread for any band */
 } axle_f32_conv_chain_t;
 
-/* The band for c's shapes: the most output rows whose two buffers fit in
- * half of axle_kernels_l2_bytes(), a multiple of 4 (the depthwise kernels'
- * row group) from 4 on. Set c->band to it, or to any other count. */
-int64_t axle_f32_conv_chain_band(const axle_f32_conv_chain_t* c);
+/* Fixes c's band: `band` output rows (clamped to the image), or with band
+ * < 1 the default: the most rows whose two buffers fit in half of
+ * axle_kernels_l2_bytes(), a multiple of 4 (the depthwise kernels' row
+ * group) from 4 on. Call once after setting the plans and packed weights,
+ * before asking the scratch size. */
+void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band);
 
 /* Whether the three plans chain (shapes agree, the pointwise plans are
  * GEMMs of one group, the depthwise one is 2-D 3x3 with multiplier 1 and
  * stride 1 or 2) and the chain pays: the expanded tensor of one image is
  * larger than half the L2 and at least 1 MiB, and bands get 4 rows or
- * more (axle_f32_conv_chain_band). */
+ * more (the default of axle_f32_conv_chain_init). */
 int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand,
                                  const axle_f32_conv_plan_t* dw,
                                  const axle_f32_conv_plan_t* project);

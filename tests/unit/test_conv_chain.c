@@ -116,7 +116,7 @@ static void chain_of(chain_fixture_t* f, axle_f32_conv_chain_t* c) {
 static void run_case(const chain_case_t* t, chain_fixture_t* f, int64_t band, uint32_t threads) {
   axle_f32_conv_chain_t c;
   chain_of(f, &c);
-  c.band = band;
+  axle_f32_conv_chain_init(&c, band);
   const size_t guard = 32;
   float* y = kt_array(f->out_n + guard);
   float* tail = kt_array(guard);
@@ -189,7 +189,8 @@ static void test_chain_supports(void) {
   fixture_make(&big, &f);
   axle_f32_conv_chain_t c;
   chain_of(&f, &c);
-  const int64_t band = axle_f32_conv_chain_band(&c);
+  axle_f32_conv_chain_init(&c, 0);
+  const int64_t band = c.band;
   CU_ASSERT_EQUAL(band, 16);
   CU_ASSERT(axle_f32_conv_chain_supports(&f.plan[0], &f.plan[1], &f.plan[2]));
   axle_f32_conv_plan_t bad;
