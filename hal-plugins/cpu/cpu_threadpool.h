@@ -1,9 +1,12 @@
 /*
  * The CPU plugin's thread pool: one per process, shared by every executable,
  * persistent between runs. A parallel region hands out task indices to the
- * calling thread and up to threads - 1 workers; workers that finish spin
- * briefly for the next region (ops follow each other within microseconds)
- * before sleeping on a condition variable.
+ * calling thread and up to threads - 1 workers: participant i of n starts on
+ * the i-th of n equal contiguous ranges of indices, in order, then helps
+ * with what is left of the others', so kernels that number their tasks in
+ * the order of the data keep each part of a tensor on one core from layer
+ * to layer. Workers that finish spin briefly for the next region (ops follow
+ * each other within microseconds) before sleeping on a condition variable.
  *
  * Lifetime: plugin init() acquires, shutdown() releases; the last release
  * joins the workers, so none outlives the plugin's code.
