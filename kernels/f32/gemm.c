@@ -13,7 +13,8 @@
  * weights are blocked by kc. A GEMM that packs both operands itself takes
  * longer K blocks there instead (GEMM_KC_MAX_WIDE). With a short K block
  * the two inner loops swap (see rows_outer).
- * Work is split over column chunks and/or row chunks (see plan_gemm). An
+ * Work is split over column chunks and/or row chunks (see plan_gemm), or
+ * over K with the parts summed afterwards (see k_split_pays). An
  * operand that several tasks would each have to pack (A across column
  * chunks, B across row chunks) is packed once instead, up front and in
  * parallel, into shared scratch: an im2col-generated B costs far more to
@@ -99,6 +100,8 @@ typedef struct gemm_plan_t {
   size_t prepack_cols;        /* columns per task of the B pre-pass (multiple of NR) */
   size_t b_floats, a_floats, tmp_floats; /* per worker */
   size_t worker_floats;
+  size_t k_parts;        /* > 1: split over K instead (see k_split_pays) */
+  size_t partial_floats; /* one part's C, stored as C is; parts 1.. of k_parts */
 } gemm_plan_t;
 
 static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
@@ -155,6 +158,40 @@ static size_t split_chunks(size_t panels, size_t threads, int few) {
   return chunks < panels ? chunks : panels;
 }
 
+/* Rows of C as stored (the epilogue's rows: output channels). */
+static size_t stored_rows(const axle_f32_gemm_t* g) { return g->c_transposed ? g->n : g->m; }
+
+/* Whether `threads` workers should each take a contiguous share of K over
+ * all of C (then sum the shares and apply the epilogue) rather than a share
+ * of C's columns. Pointwise projections (few output channels, many input
+ * channels, a small map: MobileNetV2's 576 -> 96 at 14x14, 960 -> 160 at
+ * 7x7) follow a depthwise layer that the threads split by channels, so a
+ * share of K is the part of the input a thread has just written into its
+ * own cache, while a share of columns needs every channel of its pixels,
+ * half of them from the other core's cache at about L3 speed (~25 GB/s
+ * here); the column split also leaves the threads a 16-column panel apart
+ * (13 panels at 14x14) and both writing the lines at every row edge. On 2
+ * threads, in the network: 576 -> 96 at 14x14 104 -> 89-95 us, 960 -> 160
+ * at 7x7 80 -> 60-66, 960 -> 320 at 7x7 135 -> 114-122; MobileNetV2 3.48
+ * -> 3.38 ms, ResNet-50 28.9 -> 28.0 (its 2048 -> 512 at 7x7). With 96 K
+ * rows per share (192 -> 64 at 14x14) the sum costs more than it saves
+ * (27 -> 30 us), and past small maps the column split keeps its locality
+ * (a 3x3 layer before it splits by rows) while the shares would each write
+ * all of a large C. So: the weights are the pre-packed operand and the
+ * input is read in place or packed per block (each share reads only its
+ * K rows), C is at most 128 KB, K is long next to the output channels, and
+ * the product would otherwise be split by columns. */
+#define K_SPLIT_MAX_C_FLOATS (32u * 1024u)
+#define K_SPLIT_MIN_K 128
+static int k_split_pays(const axle_f32_gemm_t* g, size_t threads, int direct_b) {
+  if (threads < 2 || g->accumulate || g->m >= g->n) return 0;
+  const int weights_a = g->a.packed && direct_b;
+  const int weights_b = g->b.packed && g->a.data;
+  const size_t out = stored_rows(g);
+  return (weights_a || weights_b) && g->k >= 2 * out && g->k >= K_SPLIT_MIN_K * threads &&
+         out * g->ldc <= K_SPLIT_MAX_C_FLOATS;
+}
+
 /* wide: the AVX-512 tiles will run (see GEMM_KC_MAX_WIDE). */
 static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, int wide, gemm_plan_t* pl) {
   memset(pl, 0, sizeof *pl);
@@ -184,8 +221,13 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, int wide, gemm
   if (n_chunks > pl->n_panels) n_chunks = pl->n_panels;
   pl->n_chunks = n_chunks ? n_chunks : 1;
   pl->m_chunks = m_chunks ? m_chunks : 1;
-  pl->chunk_cols = div_up(pl->n_panels, pl->n_chunks) * NR;
   pl->direct_b = b_direct(g);
+  if (k_split_pays(g, threads, pl->direct_b)) {
+    pl->k_parts = threads;
+    pl->n_chunks = pl->m_chunks = 1;
+    pl->partial_floats = round_up(stored_rows(g) * g->ldc, GEMM_ALIGN_FLOATS);
+  }
+  pl->chunk_cols = div_up(pl->n_panels, pl->n_chunks) * NR;
   pl->prepack_a = !g->a.packed && pl->n_chunks > 1;
   pl->prepack_b = !g->b.packed && !pl->direct_b && pl->m_chunks > 1;
   if (pl->prepack_a)
@@ -229,7 +271,8 @@ size_t axle_f32_gemm_scratch_size(const axle_f32_gemm_t* g, uint32_t threads) {
    * after dispatch was raised (the buffers grow with kc, nothing shrinks). */
   gemm_plan_t pl;
   plan_gemm(g, threads, 1, &pl);
-  return (pl.shared_a + pl.shared_b + pl.worker_floats * threads) * sizeof(float);
+  const size_t partials = pl.k_parts > 1 ? (pl.k_parts - 1) * pl.partial_floats : 0;
+  return (pl.shared_a + pl.shared_b + partials + pl.worker_floats * threads) * sizeof(float);
 }
 
 typedef struct gemm_run_t {
@@ -242,6 +285,7 @@ typedef struct gemm_run_t {
   axle_f32_gemm_wide_ukernel_fn wide;
   float* shared_a; /* A packed by the pre-pass, or NULL */
   float* shared_b; /* B packed by the pre-pass, or NULL */
+  float* partials; /* K split: the sums of parts 1.., partial_floats apart */
   float* workers;  /* worker_floats per worker */
 } gemm_run_t;
 
@@ -310,13 +354,15 @@ typedef struct block_t {
   const float* bbuf;  /* packed partial last panel when read in place */
   size_t i0, mc, n0, n1, kc;
   uint32_t flags;
+  size_t a_kc, b_kc; /* K rows per packed A / B panel: kc, or more for a part of a block */
+  float* c;          /* C, or a K split part's sum */
 } block_t;
 
 /* Runs the tile at row i, column j of the block; returns its width. */
 static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j) {
   const axle_f32_gemm_t* g = r->g;
   const size_t row_step = r->wide ? 2 * MR : MR;
-  const size_t a_stride = k->kc * MR, b_stride = k->kc * NR;
+  const size_t a_stride = k->a_kc * MR, b_stride = k->b_kc * NR;
   const size_t left = k->n1 - j;
   const size_t width = r->wide && left > NR ? 2 * NR : NR;
   const size_t nr = left < width ? left : width;
@@ -332,7 +378,7 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
   const size_t mr = k->i0 + k->mc - i < row_step ? k->i0 + k->mc - i : row_step;
   const float* aq = k->ap + (i - k->i0) / MR * a_stride;
   const size_t c_rs = g->c_transposed ? 1 : g->ldc, c_cs = g->c_transposed ? g->ldc : 1;
-  float* cq = g->c + i * c_rs + j * c_cs;
+  float* cq = k->c + i * c_rs + j * c_cs;
   if (nr > NR || mr > MR)
     r->wide(mr, nr, k->kc, aq, a_stride, bq, ldb, b_next, cq, g->ldc, k->flags, r->ep, i, j);
   else
@@ -351,6 +397,68 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
 #define ROWS_OUTER_MAX_KC 128
 static int rows_outer(size_t kc) { return kc <= ROWS_OUTER_MAX_KC; }
 
+/* Rows [m0, m1) x columns [n0, n1) of C, or of a K split part's sum c,
+ * over K rows [s0, s1) of the K block that starts at p0 and is kc long
+ * (the length of its packed panels). */
+static void run_block(const gemm_run_t* r, uint32_t thread, size_t m0, size_t m1, size_t n0,
+                      size_t n1, size_t p0, size_t kc, size_t s0, size_t s1, uint32_t flags,
+                      float* c) {
+  const axle_f32_gemm_t* g = r->g;
+  const gemm_plan_t* pl = r->pl;
+  float* bbuf = r->workers + (size_t)thread * pl->worker_floats;
+  float* abuf = bbuf + pl->b_floats;
+  float* tmp = abuf + pl->a_floats;
+  const float* a_packed = r->shared_a ? r->shared_a : g->a.packed;
+  const float* b_packed = r->shared_b ? r->shared_b : g->b.packed;
+  const size_t skip = s0 - p0, len = s1 - s0;
+
+  const float* bp = NULL;
+  const float* b_src = NULL; /* B read in place: (s0, n0), rows b_rs apart */
+  size_t b_rs = 0, b_kc = kc;
+  if (b_packed) {
+    bp = b_packed + p0 * pl->n_panels * NR + (n0 / NR) * kc * NR + skip * NR;
+  } else if (pl->direct_b) {
+    b_src = g->b.data + s0 * g->b.rs + n0;
+    b_rs = g->b.rs;
+  } else if (pl->gen_b_in_place) {
+    g->b.gen(g->b.gen_ctx, s0, len, n0, n1 - n0, tmp);
+    b_src = tmp;
+    b_rs = n1 - n0;
+  } else {
+    pack_b_block(r, n0, n1 - n0, s0, len, tmp, bbuf);
+    bp = bbuf;
+    b_kc = len;
+  }
+  /* In place, full panels are read where they are; a partial last one is
+   * packed, since the micro-kernel reads all NR columns of every row,
+   * unless it is the second panel of a wide tile (read under a mask). */
+  const size_t tail = (n1 - n0) % NR;
+  const int tail_wide = r->wide && div_up(n1 - n0, NR) % 2 == 0;
+  if (b_src && tail && !tail_wide)
+    axle_f32_gemm_pack_b_block(len, tail, b_src + (n1 - n0 - tail), b_rs, 1, bbuf);
+  /* The wide tile takes two A panels at a time as well. */
+  const size_t row_step = r->wide ? 2 * MR : MR;
+  for (size_t i0 = m0; i0 < m1; i0 += pl->mc) {
+    const size_t mc = m1 - i0 < pl->mc ? m1 - i0 : pl->mc;
+    const float* ap;
+    size_t a_kc = kc;
+    if (a_packed) {
+      ap = a_packed + p0 * pl->m_panels * MR + (i0 / MR) * kc * MR + skip * MR;
+    } else {
+      pack_a_block(r, i0, mc, s0, len, tmp, abuf);
+      ap = abuf;
+      a_kc = len;
+    }
+    const block_t blk = {ap, bp, b_src, b_rs, bbuf, i0, mc, n0, n1, len, flags, a_kc, b_kc, c};
+    if (rows_outer(len))
+      for (size_t i = i0; i < i0 + mc; i += row_step)
+        for (size_t j = n0; j < n1;) j += run_tile(r, &blk, i, j);
+    else
+      for (size_t j = n0, nr = 0; j < n1; j += nr)
+        for (size_t i = i0; i < i0 + mc; i += row_step) nr = run_tile(r, &blk, i, j);
+  }
+}
+
 static void gemm_task(void* arg, size_t task, uint32_t thread) {
   const gemm_run_t* r = arg;
   const axle_f32_gemm_t* g = r->g;
@@ -363,64 +471,57 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
   size_t m1 = chunk_start(mci + 1, pl->m_chunks, pl->m_panels) * MR;
   if (m1 > g->m) m1 = g->m;
   if (n0 >= n1 || m0 >= m1) return;
-
-  float* bbuf = r->workers + (size_t)thread * pl->worker_floats;
-  float* abuf = bbuf + pl->b_floats;
-  float* tmp = abuf + pl->a_floats;
-  const float* a_packed = r->shared_a ? r->shared_a : g->a.packed;
-  const float* b_packed = r->shared_b ? r->shared_b : g->b.packed;
-  const size_t k = g->k;
   const uint32_t store_t = g->c_transposed ? AXLE_F32_GEMM_STORE_T : 0u;
   size_t p0 = 0;
   do {
-    const size_t kc = k - p0 < pl->kc ? k - p0 : pl->kc;
+    const size_t kc = g->k - p0 < pl->kc ? g->k - p0 : pl->kc;
     uint32_t flags = store_t | ((p0 > 0 || g->accumulate) ? AXLE_F32_GEMM_ACCUMULATE : 0u);
-    if (p0 + kc >= k) flags |= AXLE_F32_GEMM_FINISH;
-
-    const float* bp = NULL;
-    const float* b_src = NULL; /* B read in place: (p0, n0), rows b_rs apart */
-    size_t b_rs = 0;
-    if (b_packed) {
-      bp = b_packed + p0 * pl->n_panels * NR + (n0 / NR) * kc * NR;
-    } else if (pl->direct_b) {
-      b_src = g->b.data + p0 * g->b.rs + n0;
-      b_rs = g->b.rs;
-    } else if (pl->gen_b_in_place) {
-      g->b.gen(g->b.gen_ctx, p0, kc, n0, n1 - n0, tmp);
-      b_src = tmp;
-      b_rs = n1 - n0;
-    } else {
-      pack_b_block(r, n0, n1 - n0, p0, kc, tmp, bbuf);
-      bp = bbuf;
-    }
-    /* In place, full panels are read where they are; a partial last one is
-     * packed, since the micro-kernel reads all NR columns of every row,
-     * unless it is the second panel of a wide tile (read under a mask). */
-    const size_t tail = (n1 - n0) % NR;
-    const int tail_wide = r->wide && div_up(n1 - n0, NR) % 2 == 0;
-    if (b_src && tail && !tail_wide)
-      axle_f32_gemm_pack_b_block(kc, tail, b_src + (n1 - n0 - tail), b_rs, 1, bbuf);
-    /* The wide tile takes two A panels at a time as well. */
-    const size_t row_step = r->wide ? 2 * MR : MR;
-    for (size_t i0 = m0; i0 < m1; i0 += pl->mc) {
-      const size_t mc = m1 - i0 < pl->mc ? m1 - i0 : pl->mc;
-      const float* ap;
-      if (a_packed) {
-        ap = a_packed + p0 * pl->m_panels * MR + (i0 / MR) * kc * MR;
-      } else {
-        pack_a_block(r, i0, mc, p0, kc, tmp, abuf);
-        ap = abuf;
-      }
-      const block_t blk = {ap, bp, b_src, b_rs, bbuf, i0, mc, n0, n1, kc, flags};
-      if (rows_outer(kc))
-        for (size_t i = i0; i < i0 + mc; i += row_step)
-          for (size_t j = n0; j < n1;) j += run_tile(r, &blk, i, j);
-      else
-        for (size_t j = n0, nr = 0; j < n1; j += nr)
-          for (size_t i = i0; i < i0 + mc; i += row_step) nr = run_tile(r, &blk, i, j);
-    }
+    if (p0 + kc >= g->k) flags |= AXLE_F32_GEMM_FINISH;
+    run_block(r, thread, m0, m1, n0, n1, p0, kc, p0, p0 + kc, flags, g->c);
     p0 += kc;
-  } while (p0 < k);
+  } while (p0 < g->k);
+}
+
+/* K split, first region: part `task` sums its share of K over all of C,
+ * into C itself (part 0) or its partial buffer, with no epilogue. */
+static void k_part_task(void* arg, size_t task, uint32_t thread) {
+  const gemm_run_t* r = arg;
+  const axle_f32_gemm_t* g = r->g;
+  const gemm_plan_t* pl = r->pl;
+  const size_t ka = g->k * task / pl->k_parts, kb = g->k * (task + 1) / pl->k_parts;
+  float* c = task ? r->partials + (task - 1) * pl->partial_floats : g->c;
+  uint32_t flags = g->c_transposed ? AXLE_F32_GEMM_STORE_T : 0u;
+  for (size_t p0 = 0; p0 < g->k; p0 += pl->kc) {
+    const size_t kc = g->k - p0 < pl->kc ? g->k - p0 : pl->kc;
+    const size_t s0 = ka > p0 ? ka : p0, s1 = kb < p0 + kc ? kb : p0 + kc;
+    if (s0 >= s1) continue;
+    run_block(r, thread, 0, g->m, 0, g->n, p0, kc, s0, s1, flags, c);
+    flags |= AXLE_F32_GEMM_ACCUMULATE;
+  }
+}
+
+/* K split, second region: a share of C's stored rows gets the other parts
+ * added and the epilogue applied, in the micro-kernels' order. */
+static void k_sum_task(void* arg, size_t task, uint32_t thread) {
+  (void)thread;
+  const gemm_run_t* r = arg;
+  const axle_f32_gemm_t* g = r->g;
+  const gemm_plan_t* pl = r->pl;
+  const axle_f32_epilogue_t* ep = r->ep;
+  const size_t rows = stored_rows(g), cols = g->c_transposed ? g->m : g->n;
+  const size_t r1 = rows * (task + 1) / pl->k_parts;
+  for (size_t row = rows * task / pl->k_parts; row < r1; ++row) {
+    float* c = g->c + row * g->ldc;
+    const float* res = ep->residual ? ep->residual + row * ep->ldr : NULL;
+    for (size_t q = 0; q < cols; ++q) {
+      float v = c[q];
+      for (size_t part = 1; part < pl->k_parts; ++part)
+        v += r->partials[(part - 1) * pl->partial_floats + row * g->ldc + q];
+      if (ep->bias) v += ep->bias[row];
+      if (res) v += res[q];
+      c[q] = axle_f32_activate(v, ep);
+    }
+  }
 }
 
 void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_t* par) {
@@ -434,6 +535,7 @@ void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_
   axle_f32_epilogue_t none;
   axle_f32_epilogue_init(&none);
   float* shared = scratch;
+  const size_t partials = pl.k_parts > 1 ? (pl.k_parts - 1) * pl.partial_floats : 0;
   gemm_run_t r = {g,
                   &pl,
                   g->ep ? g->ep : &none,
@@ -441,7 +543,13 @@ void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_
                   wide ? axle_f32_gemm_12x32__avx512 : NULL,
                   pl.prepack_a ? shared : NULL,
                   pl.prepack_b ? shared + pl.shared_a : NULL,
-                  shared + pl.shared_a + pl.shared_b};
+                  partials ? shared + pl.shared_a + pl.shared_b : NULL,
+                  shared + pl.shared_a + pl.shared_b + partials};
+  if (pl.k_parts > 1) {
+    axle_parallel_run(par, pl.k_parts, k_part_task, &r);
+    axle_parallel_run(par, pl.k_parts, k_sum_task, &r);
+    return;
+  }
   if (pl.prepack_a) axle_parallel_run(par, div_up(g->m, pl.prepack_rows), prepack_a_task, &r);
   if (pl.prepack_b) axle_parallel_run(par, div_up(g->n, pl.prepack_cols), prepack_b_task, &r);
   axle_parallel_run(par, pl.n_chunks * pl.m_chunks, gemm_task, &r);

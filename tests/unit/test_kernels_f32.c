@@ -351,6 +351,28 @@ static void driver_shapes(uint32_t threads) {
                     (int)((s + bf) % 3 == 0), &k_eps[(s + af + bf) % 5], threads);
 }
 
+/* Products the driver splits over K on several threads (pointwise
+ * projections: few output channels, long K, a small map), in both stored
+ * orientations, with K cut mid-block and unevenly between the parts; and
+ * the same with accumulate, which keeps the column split. */
+static void test_driver_k_split(void) {
+  static const struct {
+    size_t m, n, k;
+    int a_form, b_form, c_t;
+  } cases[] = {
+      {96, 196, 576, FORM_PACKED, FORM_ROW, 0}, /* MobileNetV2 576 -> 96 at 14x14 */
+      {64, 196, 385, FORM_PACKED, FORM_ROW, 0}, /* odd K: parts of 192 + 193 */
+      {49, 160, 960, FORM_COL, FORM_PACKED, 1}, /* 960 -> 160 at 7x7, stored transposed */
+      {49, 320, 961, FORM_COL, FORM_PACKED, 1},
+      {30, 100, 700, FORM_ROW, FORM_PACKED, 0}, /* weights on the B side, C not transposed */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+    for (uint32_t threads = 2; threads <= 4; ++threads)
+      for (size_t e = 0; e < 5; ++e)
+        driver_case(cases[i].m, cases[i].n, cases[i].k, cases[i].a_form, cases[i].b_form,
+                    cases[i].c_t, (int)(e == 4), &k_eps[e], threads);
+}
+
 static void test_driver_serial(void) { driver_shapes(1); }
 static void test_driver_threads(void) {
   driver_shapes(2);
@@ -927,6 +949,7 @@ int main(void) {
       {"pack_b avx2 = scalar", test_pack_b_variants},
       {"driver, serial", test_driver_serial},
       {"driver, threads", test_driver_threads},
+      {"driver, split over K on 2-4 threads", test_driver_k_split},
       {"driver, lower ISAs", test_driver_isas},
       {"driver, scratch sized under AVX2, run under AVX-512", test_driver_scratch_isa},
   };
