@@ -365,6 +365,8 @@ static void test_driver_k_split(void) {
       {49, 160, 960, FORM_COL, FORM_PACKED, 1}, /* 960 -> 160 at 7x7, stored transposed */
       {49, 320, 961, FORM_COL, FORM_PACKED, 1},
       {30, 100, 700, FORM_ROW, FORM_PACKED, 0}, /* weights on the B side, C not transposed */
+      {120, 100, 1000, FORM_PACKED, FORM_GEN, 0}, /* im2col-generated input, rows >= columns */
+      {49, 200, 1001, FORM_GEN, FORM_PACKED, 1},  /* generated, transposed (3x3 stride 2 at 7x7) */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
     for (uint32_t threads = 2; threads <= 4; ++threads)
