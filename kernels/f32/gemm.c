@@ -179,19 +179,18 @@ static size_t stored_rows(const axle_f32_gemm_t* g) { return g->c_transposed ? g
  * (a 3x3 layer before it splits by rows) while the shares would each write
  * all of a large C. The 3x3 stride-2 layers at 14x14 and 7x7, whose im2col
  * is generated per block, gain the same way (ResNet-50's 512-channel one
- * 1.08-1.14 -> 0.97-0.99 ms, its 256-channel one 0.95-0.96 -> 0.84-0.88).
- * So: the weights are the pre-packed operand and the input is read in
- * place, packed or generated per block (each share reads only its K rows),
- * C is at most 256 KB, and K is long next to the output channels. */
+ * 1.08-1.14 -> 0.97-0.99 ms, its 256-channel one 0.95-0.96 -> 0.84-0.88),
+ * and the 1024 -> 256 layers at 14x14, whose input is packed per block
+ * (374-394 -> 366-374 us). So: one operand, the weights, is pre-packed and
+ * the other read in place, packed or generated per block (each share
+ * reads only its K rows), C is at most 256 KB, and K is long next to the
+ * output channels. */
 #define K_SPLIT_MAX_C_FLOATS (64u * 1024u)
 #define K_SPLIT_MIN_K 128
-static int k_split_pays(const axle_f32_gemm_t* g, size_t threads, int direct_b) {
-  if (threads < 2 || g->accumulate) return 0;
-  const int weights_a = g->a.packed && (direct_b || g->b.gen);
-  const int weights_b = g->b.packed && (g->a.data || g->a.gen);
+static int k_split_pays(const axle_f32_gemm_t* g, size_t threads) {
+  if (threads < 2 || g->accumulate || !g->a.packed == !g->b.packed) return 0;
   const size_t out = stored_rows(g);
-  return (weights_a || weights_b) && g->k >= 2 * out && g->k >= K_SPLIT_MIN_K * threads &&
-         out * g->ldc <= K_SPLIT_MAX_C_FLOATS;
+  return g->k >= 2 * out && g->k >= K_SPLIT_MIN_K * threads && out * g->ldc <= K_SPLIT_MAX_C_FLOATS;
 }
 
 /* wide: the AVX-512 tiles will run (see GEMM_KC_MAX_WIDE). */
@@ -224,7 +223,7 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, int wide, gemm
   pl->n_chunks = n_chunks ? n_chunks : 1;
   pl->m_chunks = m_chunks ? m_chunks : 1;
   pl->direct_b = b_direct(g);
-  if (k_split_pays(g, threads, pl->direct_b)) {
+  if (k_split_pays(g, threads)) {
     pl->k_parts = threads;
     pl->n_chunks = pl->m_chunks = 1;
     pl->partial_floats = round_up(stored_rows(g) * g->ldc, GEMM_ALIGN_FLOATS);

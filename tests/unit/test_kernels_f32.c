@@ -367,6 +367,8 @@ static void test_driver_k_split(void) {
       {30, 100, 700, FORM_ROW, FORM_PACKED, 0}, /* weights on the B side, C not transposed */
       {120, 100, 1000, FORM_PACKED, FORM_GEN, 0}, /* im2col-generated input, rows >= columns */
       {49, 200, 1001, FORM_GEN, FORM_PACKED, 1},  /* generated, transposed (3x3 stride 2 at 7x7) */
+      {256, 196, 1024, FORM_PACKED, FORM_ROW, 0}, /* B packed per block (1024 -> 256 at 14x14) */
+      {40, 60, 800, FORM_PACKED, FORM_COL, 1},    /* strided B, packed per block */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
     for (uint32_t threads = 2; threads <= 4; ++threads)
