@@ -340,10 +340,11 @@ static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, in
 
 static void driver_shapes(uint32_t threads) {
   /* K up to 900: three blocks of 300 where both operands are packed by
-   * the driver under AVX-512, four of 225 otherwise. */
+   * the driver under AVX-512, four of 225 otherwise. 5000 columns: five
+   * column chunks, rounded up to a multiple of the threads. */
   static const size_t shapes[][3] = {{1, 1, 1},   {1, 1000, 64}, {7, 5, 0},    {6, 16, 3},
                                      {13, 33, 65}, {5, 17, 300},  {49, 70, 530}, {150, 40, 20},
-                                     {2, 1100, 9}, {300, 3, 17},  {20, 50, 900}};
+                                     {2, 1100, 9}, {300, 3, 17},  {20, 50, 900}, {7, 5000, 20}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
     for (int af = 0; af < FORM_COUNT; ++af)
       for (int bf = 0; bf < FORM_COUNT; ++bf)
