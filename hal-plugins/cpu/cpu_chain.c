@@ -6,7 +6,6 @@
 
 #include "axle_kernels.h"
 #include "cpu_fuse.h"
-#include "cpu_hugepage.h"
 #include "cpu_threadpool.h"
 
 /* ---- planning ------------------------------------------------------------ */
@@ -158,18 +157,9 @@ int32_t cpu_chain_prepare(const axle_hal_host_t* host, cpu_step_t* step, const c
   if (!axle_f32_conv_chain_supports(&plan[0], &plan[1], &plan[2]))
     return chain_fail(host, ch->conv[0], AXLE_HAL_INTERNAL,
                       "planned as a convolution chain the kernels do not take");
-  /* One block: the parameters, then the packed weights 64-byte aligned,
-   * on huge pages when large (they stream through on every run). */
-  const size_t head = (sizeof(chain_params_t) + 63) / 64 * 64;
-  const size_t size = head + total * sizeof(float);
-  void* block = NULL;
-  if (posix_memalign(&block, cpu_huge_align(size, 64), size) != 0)
-    return chain_fail(host, ch->conv[0], AXLE_HAL_OUT_OF_MEMORY, "out of memory");
-  cpu_huge_advise(block, size);
-  memset(block, 0, head);
-  step->params = block;
-  chain_params_t* p = block;
-  float* tail = (float*)((char*)block + head);
+  float* tail = NULL;
+  chain_params_t* p = cpu_params_alloc_packed(step, sizeof *p, total, &tail);
+  if (!p) return chain_fail(host, ch->conv[0], AXLE_HAL_OUT_OF_MEMORY, "out of memory");
   for (int i = 0; i < 3; ++i) {
     p->plan[i] = plan[i];
     if (cpu_conv_stage_pack(g, ch->conv[i], &ch->stage[i], &p->plan[i], tail, &p->chain.ep[i]) !=

@@ -151,6 +151,13 @@ uint64_t cpu_plan_offsets(uint32_t count, const uint64_t* size, const uint32_t* 
 int32_t cpu_conv_geometry(const axle_hal_graph_t* g, const axle_hal_node_t* n,
                           axle_f32_conv_params_t* k, char* err, size_t err_size);
 
+/* Sets step->params to a zeroed block of `head` bytes whose tail (from
+ * byte `head`, rounded up to 64) holds `floats` 64-byte aligned floats for
+ * packed operands; *tail points at them. One block that free() releases;
+ * large ones (packed weights streamed on every run) go on huge pages.
+ * NULL when out of memory. In cpu_ops_nn.c. */
+void* cpu_params_alloc_packed(cpu_step_t* step, size_t head, size_t floats, float** tail);
+
 /* A Conv with constant weights and fusion f (NULL: none) as prepared for
  * plan: the floats its packed weights and bias take, and the packing into
  * tail (batch norm folded, bias after the weights) with ep's bias and

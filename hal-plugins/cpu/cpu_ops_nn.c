@@ -46,11 +46,7 @@ static void* nn_params_alloc(cpu_step_t* step, size_t size) {
   return step->params;
 }
 
-/* A params block whose tail (from byte `head`, rounded up to 64) holds
- * `floats` 64-byte aligned floats for packed operands; *tail points at them.
- * Still one block that free() releases. Large ones (packed weights streamed
- * on every run) go on huge pages. */
-static void* nn_params_alloc_packed(cpu_step_t* step, size_t head, size_t floats, float** tail) {
+void* cpu_params_alloc_packed(cpu_step_t* step, size_t head, size_t floats, float** tail) {
   const size_t at = (head + 63) / 64 * 64, size = at + floats * sizeof(float);
   void* p = NULL;
   if (posix_memalign(&p, cpu_huge_align(size, 64), size) != 0) return NULL;
@@ -467,7 +463,7 @@ int32_t cpu_conv_prepare_fused(const axle_hal_host_t* host, cpu_step_t* step,
   axle_f32_conv_plan(&k, &plan);
   const size_t floats = cpu_conv_stage_floats(step->graph, step->node, f, &plan);
   float* tail = NULL;
-  conv_params_t* p = nn_params_alloc_packed(step, sizeof *p, floats, &tail);
+  conv_params_t* p = cpu_params_alloc_packed(step, sizeof *p, floats, &tail);
   if (!p) return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
   p->k = k;
   p->prepared = 1;
@@ -651,7 +647,7 @@ static int32_t gemm_prepare(const axle_hal_host_t* host, cpu_step_t* step) {
   /* Constant B (the weights of a fully connected layer): packed once. */
   const int pack_b = nn_constant(step->in[1]);
   float* tail = NULL;
-  gemm_params_t* p = nn_params_alloc_packed(
+  gemm_params_t* p = cpu_params_alloc_packed(
       step, sizeof *p, pack_b ? axle_f32_gemm_packed_b_size(tmp.k, tmp.n) : 0, &tail);
   if (!p) return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
   *p = tmp;
@@ -798,7 +794,7 @@ static int32_t matmul_prepare(const axle_hal_host_t* host, cpu_step_t* step) {
   int pack_b = nn_constant(step->in[1]);
   for (uint32_t d = 0; d < tmp.batch_dims; ++d) pack_b = pack_b && tmp.b_stride[d] == 0;
   float* tail = NULL;
-  matmul_params_t* p = nn_params_alloc_packed(
+  matmul_params_t* p = cpu_params_alloc_packed(
       step, sizeof *p, pack_b ? axle_f32_gemm_packed_b_size(tmp.k, tmp.n) : 0, &tail);
   if (!p) return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
   *p = tmp;

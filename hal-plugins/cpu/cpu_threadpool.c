@@ -23,8 +23,6 @@
 typedef struct pool_job_t {
   axle_task_fn fn;
   void* arg;
-  size_t tasks;
-  uint32_t participants; /* caller + helpers */
 } pool_job_t;
 
 /* Participant i of n owns tasks [tasks * i / n, tasks * (i + 1) / n) and
@@ -80,10 +78,10 @@ static uint64_t now_ns(void) {
   return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/* Participant id's own range, then the others' leftovers in turn. */
-static void run_tasks(pool_t* p, uint32_t id) {
+/* Participant id's own range, then the others' leftovers in turn; n:
+ * the region's participants (its ticket's helpers + 1). */
+static void run_tasks(pool_t* p, uint32_t id, uint32_t n) {
   const pool_job_t* job = &p->job; /* stable while this thread is counted */
-  const uint32_t n = job->participants;
   for (uint32_t k = 0; k < n; ++k) {
     pool_range_t* r = &p->ranges[(id + k) % n];
     for (;;) {
@@ -124,7 +122,7 @@ static void* worker_main(void* arg) {
     }
     seen = t;
     if (id > TICKET_HELPERS(t)) continue; /* not needed this time */
-    run_tasks(p, id);
+    run_tasks(p, id, TICKET_HELPERS(t) + 1);
     if (__atomic_sub_fetch(&p->pending, 1, __ATOMIC_ACQ_REL) == 0) {
       pthread_mutex_lock(&p->lock);
       if (p->sleepers_done) pthread_cond_signal(&p->done);
@@ -195,8 +193,6 @@ static void pool_run(void* ctx, size_t tasks, axle_task_fn fn, void* arg) {
   if (helpers > have) helpers = have;
   p->job.fn = fn;
   p->job.arg = arg;
-  p->job.tasks = tasks;
-  p->job.participants = helpers + 1;
   for (uint32_t i = 0; i <= helpers; ++i) {
     p->ranges[i].end = tasks * (i + 1) / (helpers + 1);
     __atomic_store_n(&p->ranges[i].next, tasks * i / (helpers + 1), __ATOMIC_RELAXED);
@@ -210,7 +206,7 @@ static void pool_run(void* ctx, size_t tasks, axle_task_fn fn, void* arg) {
   pthread_cond_broadcast(&p->wake);
   pthread_mutex_unlock(&p->lock);
 
-  run_tasks(p, 0);
+  run_tasks(p, 0, helpers + 1);
 
   if (__atomic_load_n(&p->pending, __ATOMIC_ACQUIRE) != 0) {
     const uint64_t until = now_ns() + POOL_SPIN_NS;

@@ -305,8 +305,8 @@ static void pack_a_block(const gemm_run_t* r, size_t i0, size_t mc, size_t p0, s
                          float* tmp, float* dst) {
   const axle_f32_gemm_t* g = r->g;
   if (g->a.data) {
-    axle_f32_gemm_pack_a_block(mc, kc, g->alpha, g->a.data + i0 * g->a.rs + p0 * g->a.cs, g->a.rs,
-                         g->a.cs, dst);
+    axle_f32_gemm_pack_a_block(mc, kc, g->alpha, g->a.data + i0 * g->a.rs + p0 * g->a.cs,
+                               g->a.rs, g->a.cs, dst);
   } else {
     /* Generated K-major: row i of A is column i of tmp. */
     g->a.gen(g->a.gen_ctx, p0, kc, i0, mc, tmp);
