@@ -129,35 +129,6 @@ static int b_direct(const axle_f32_gemm_t* g) {
   return !g->b.packed && g->b.data && g->b.cs == 1 && g->m <= IN_PLACE_MAX_M && g->m <= g->k;
 }
 
-/* When the last of `chunks` chunks over `panels` (cut by chunk_start) ends,
- * in panel times, with `threads` workers each taking the next chunk as it
- * becomes free. */
-#define SPLIT_MAX_THREADS 64
-static size_t split_end(size_t panels, size_t chunks, size_t threads) {
-  size_t free_at[SPLIT_MAX_THREADS] = {0}, end = 0;
-  for (size_t c = 0; c < chunks; ++c) {
-    size_t w = 0;
-    for (size_t t = 1; t < threads; ++t)
-      if (free_at[t] < free_at[w]) w = t;
-    free_at[w] += chunk_start(c + 1, chunks, panels) - chunk_start(c, chunks, panels);
-    end = max_size(end, free_at[w]);
-  }
-  return end;
-}
-
-/* Chunks to cut `panels` into for `threads` workers: a couple per thread,
- * unless one each ends sooner (or as soon, with `few`). Two rounds of
- * unequal chunks cost the larger pair: 10 panels as 2, 3, 2, 3 take 6 panel
- * times where 5, 5 take 5 (the 7x7 pointwise layers, 49 rows or 160
- * columns, lost 15 % of a 2-thread run that way). */
-static size_t split_chunks(size_t panels, size_t threads, int few) {
-  if (threads > SPLIT_MAX_THREADS) threads = SPLIT_MAX_THREADS;
-  const size_t once = split_end(panels, threads, threads);
-  const size_t twice = split_end(panels, 2 * threads, threads);
-  const size_t chunks = once < twice || (few && once == twice) ? threads : 2 * threads;
-  return chunks < panels ? chunks : panels;
-}
-
 /* Rows of C as stored (the epilogue's rows: output channels). */
 static size_t stored_rows(const axle_f32_gemm_t* g) { return g->c_transposed ? g->n : g->m; }
 
@@ -201,29 +172,26 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, int wide, gemm
   pl->mc = GEMM_MC_MAX;
   pl->n_panels = div_up(g->n, NR);
   pl->m_panels = div_up(g->m, MR);
-  /* Column chunks bound the B block. With threads, the work is cut into a
-   * couple of tasks per thread (so a worker slowed by another process does
-   * not hold the rest up; see split_chunks) along the dimension that
-   * divides the larger operand: every column chunk streams all of A again,
-   * every row chunk packs all of B again, so the smaller one is the one to
-   * repeat. */
+  /* Column chunks bound the B block. With threads, the work is cut along
+   * the dimension that divides the larger operand: every column chunk
+   * streams all of A again, every row chunk packs all of B again, so the
+   * smaller one is the one to repeat. The CPU plugin's pool hands each
+   * thread a contiguous run of tasks (cpu_threadpool.h), so the counts are
+   * multiples of the threads, which gives every thread an equal share
+   * (chunk_start balances chunks to a panel): a 112x112 map's 13 chunks of
+   * 1024 columns had left one thread a chunk more (14: MobileNetV2's first
+   * layers 5-6 % faster on 2 threads). Column chunks come two per thread at
+   * least, so a thread slowed by another process leaves the other one to
+   * take over; row chunks one per thread, each streaming all of B (an
+   * im2col one packed by the pre-pass) once (the 3x3 stride-2 layer at
+   * 14x14: 4 % faster on 2 threads than two per thread). */
   size_t n_chunks = div_up(pl->n_panels * NR, GEMM_NC_MAX);
   size_t m_chunks = 1;
   if (threads > 1) {
-    if (g->m >= g->n) {
-      /* Each row chunk streams all of B (an im2col one packed by the
-       * pre-pass, half on the other core): one chunk per thread reads it
-       * once (the 3x3 stride-2 layer at 14x14: 4 % faster on 2 threads). */
-      m_chunks = split_chunks(pl->m_panels, threads, 1);
-    } else if (n_chunks < 2 * (size_t)threads) {
-      n_chunks = max_size(n_chunks, split_chunks(pl->n_panels, threads, 0));
-    } else {
-      /* The pool gives each thread a contiguous run of tasks: as many
-       * chunks each (a 112x112 map's 13 chunks of 1024 columns left one
-       * thread a chunk more; 14 took MobileNetV2's first layers at 2
-       * threads 5-6 % faster). */
-      n_chunks = round_up(n_chunks, threads);
-    }
+    if (g->m >= g->n)
+      m_chunks = threads < pl->m_panels ? threads : pl->m_panels;
+    else
+      n_chunks = round_up(max_size(n_chunks, 2 * (size_t)threads), threads);
   }
   if (n_chunks > pl->n_panels) n_chunks = pl->n_panels;
   pl->n_chunks = n_chunks ? n_chunks : 1;
