@@ -354,10 +354,16 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
   const float* aq = k->ap + (i - k->i0) / MR * a_stride;
   const size_t c_rs = g->c_transposed ? 1 : g->ldc, c_cs = g->c_transposed ? g->ldc : 1;
   float* cq = k->c + i * c_rs + j * c_cs;
+  /* Whichever order the tiles run in, the block's first column of tiles
+   * reads each A panel first and its first row of tiles each B panel: they
+   * fetch the next ones ahead; the other tiles find them in cache. */
+  uint32_t flags = k->flags;
+  if (j == k->n0) flags |= AXLE_F32_GEMM_PREFETCH_A;
+  if (i == k->i0) flags |= AXLE_F32_GEMM_PREFETCH_B;
   if (nr > NR || mr > MR)
-    r->wide(mr, nr, k->kc, aq, a_stride, bq, ldb, b_next, cq, g->ldc, k->flags, r->ep, i, j);
+    r->wide(mr, nr, k->kc, aq, a_stride, bq, ldb, b_next, cq, g->ldc, flags, r->ep, i, j);
   else
-    r->ukernel(mr, nr, k->kc, aq, bq, ldb, cq, g->ldc, k->flags, r->ep, i, j);
+    r->ukernel(mr, nr, k->kc, aq, bq, ldb, cq, g->ldc, flags, r->ep, i, j);
   return nr;
 }
 

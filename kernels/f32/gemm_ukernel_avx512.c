@@ -123,19 +123,24 @@ AXLE_AVX512_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* 
   __m512 x[MR], y[MR];
 #pragma GCC unroll 6
   for (size_t i = 0; i < MR; ++i) x[i] = y[i] = _mm512_setzero_ps();
-  /* Next B panel into L2 at the pace this one is consumed (see the AVX2
-   * kernel: pre-packed weights streamed from memory). */
+  /* Next B panel into L2 at the pace this one is consumed, where the driver
+   * asks (AXLE_F32_GEMM_PREFETCH_B; see the AVX2 kernel: pre-packed weights
+   * streamed from memory). */
   const size_t next_panel = ldb == NR ? kc * NR : NR;
-  /* And the next A panel (the driver packs A panels kc * MR apart): the
-   * one-panel tiles of Winograd's per-point products at 7x7 stream 1 MB of
-   * weights per point for 16 columns (see tile_wide). */
+  /* And the next A panel (PREFETCH_A; the driver packs A panels kc * MR
+   * apart): the one-panel tiles of Winograd's per-point products at 7x7
+   * stream 1 MB of weights per point for 16 columns (see tile_wide). */
   const size_t next_a = kc * MR;
+  const int pf_a = (flags & AXLE_F32_GEMM_PREFETCH_A) != 0;
+  const int pf_b = (flags & AXLE_F32_GEMM_PREFETCH_B) != 0;
   size_t p = 0;
 #pragma GCC unroll 2
   for (; p + 2 <= kc; p += 2) {
-    _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
-    _mm_prefetch((const char*)(b + ldb + next_panel), _MM_HINT_T1);
-    _mm_prefetch((const char*)(a + next_a), _MM_HINT_T1);
+    if (pf_b) {
+      _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
+      _mm_prefetch((const char*)(b + ldb + next_panel), _MM_HINT_T1);
+    }
+    if (pf_a) _mm_prefetch((const char*)(a + next_a), _MM_HINT_T1);
     const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + ldb);
 #pragma GCC unroll 6
     for (size_t i = 0; i < R; ++i) {
@@ -176,11 +181,15 @@ AXLE_AVX512_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* 
  * and each broadcast of A feeds two FMAs (8 loads per 12 FMAs instead of 7
  * per 6 in tile()); with 12 rows, 24 accumulators and 14 loads per 24 FMAs
  * (the 6-row tile measured ~0.75 of the FMA peak in L1, the 12-row one
- * ~0.85). 26 of the 32 zmm registers are live in the loop then. */
-AXLE_AVX512_INLINE void tile_wide(const size_t R, size_t nr, size_t kc, const float* a,
-                                  size_t a_next, const float* b, size_t ldb, size_t b_next,
-                                  float* c, size_t ldc, uint32_t flags,
-                                  const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
+ * ~0.85). 26 of the 32 zmm registers are live in the loop then. full (12
+ * rows, nr = 2 NR) and the prefetch switches are constants in the full
+ * tile's instances: tested in its K loop, or with the second B panel loaded
+ * under a mask, it ran 4-8 % slower (L1, K = 27..256, with an epilogue). */
+AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int pf_a, const int pf_b,
+                                  size_t nr, size_t kc, const float* a, size_t a_next,
+                                  const float* b, size_t ldb, size_t b_next, float* c, size_t ldc,
+                                  uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
+                                  size_t col0) {
   const int transposed = (flags & AXLE_F32_GEMM_STORE_T) != 0;
   if (!transposed) {
     for (size_t i = 0; i < R; ++i) {
@@ -190,28 +199,31 @@ AXLE_AVX512_INLINE void tile_wide(const size_t R, size_t nr, size_t kc, const fl
     }
   }
   /* Masked loads never fault on the lanes left out. */
-  const __mmask16 m1 = (__mmask16)((1u << (nr - NR)) - 1u);
+  const __mmask16 m1 = full ? (__mmask16)0xFFFFu : (__mmask16)((1u << (nr - NR)) - 1u);
   const size_t r0 = R < MR ? R : MR, r1 = R - r0; /* rows from each A panel */
   __m512 x[2 * MR], y[2 * MR];
 #pragma GCC unroll 12
   for (size_t i = 0; i < 2 * MR; ++i) x[i] = y[i] = _mm512_setzero_ps();
   const float* a1 = a + a_next;
   const float* b1 = b + b_next;
-  /* Next pair of B panels (2 b_next further on) into L2, as in tile(), and
-   * the next row tile's A panels (2 a_next on): in a network, pre-packed
-   * weights come from memory, and the hardware prefetcher alone left
-   * ResNet-50's 1x1 layers 10-15 % slower (one line per panel every two K
-   * steps covers the 48 bytes they take). */
+  /* Where the driver asks: the next pair of B panels (2 b_next further on)
+   * into L2, as in tile(), and the next row tile's A panels (2 a_next on):
+   * in a network, pre-packed weights come from memory, and the hardware
+   * prefetcher alone left ResNet-50's 1x1 layers 10-15 % slower (one line
+   * per panel every two K steps covers the 48 bytes they take). */
   const size_t next = 2 * b_next, a_ahead = 2 * a_next;
 #pragma GCC unroll 2
   for (size_t p = 0; p < kc; ++p) {
-    _mm_prefetch((const char*)(b + next), _MM_HINT_T1);
-    _mm_prefetch((const char*)(b1 + next), _MM_HINT_T1);
-    if (p % 2 == 0) {
+    if (pf_b) {
+      _mm_prefetch((const char*)(b + next), _MM_HINT_T1);
+      _mm_prefetch((const char*)(b1 + next), _MM_HINT_T1);
+    }
+    if (pf_a && p % 2 == 0) {
       _mm_prefetch((const char*)(a + a_ahead), _MM_HINT_T1);
       if (r1) _mm_prefetch((const char*)(a1 + a_ahead), _MM_HINT_T1);
     }
-    const __m512 v0 = _mm512_loadu_ps(b), v1 = _mm512_maskz_loadu_ps(m1, b1);
+    const __m512 v0 = _mm512_loadu_ps(b);
+    const __m512 v1 = full ? _mm512_loadu_ps(b1) : _mm512_maskz_loadu_ps(m1, b1);
 #pragma GCC unroll 6
     for (size_t i = 0; i < r0; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
@@ -274,7 +286,25 @@ AXLE_AVX512 void axle_f32_gemm_12x32__avx512(size_t mr, size_t nr, size_t kc, co
     }
     return;
   }
-#define AXLE_WIDE(R) tile_wide(R, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0)
+  const int pf_a = (flags & AXLE_F32_GEMM_PREFETCH_A) != 0;
+  const int pf_b = (flags & AXLE_F32_GEMM_PREFETCH_B) != 0;
+  if (mr == 2 * MR && nr == 2 * NR) {
+    /* The full tile, most of any GEMM, without the tests in its K loop. */
+#define AXLE_FULL(A, B) \
+  tile_wide(2 * MR, 1, A, B, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0)
+    if (pf_a && pf_b)
+      AXLE_FULL(1, 1);
+    else if (pf_a)
+      AXLE_FULL(1, 0);
+    else if (pf_b)
+      AXLE_FULL(0, 1);
+    else
+      AXLE_FULL(0, 0);
+#undef AXLE_FULL
+    return;
+  }
+#define AXLE_WIDE(R) \
+  tile_wide(R, 0, pf_a, pf_b, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0)
   switch (mr) {
     case 1: AXLE_WIDE(1); break;
     case 2: AXLE_WIDE(2); break;
