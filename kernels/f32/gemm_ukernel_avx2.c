@@ -19,10 +19,32 @@
 
 enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
 
+/* The epilogue as the stores use it, copied once per tile (see the AVX-512
+ * kernel: fields read from *ep after a store through the intrinsics'
+ * may-alias types are loaded again for every row). */
 typedef struct ep_regs_t {
   __m256 lo, hi, alpha;
   int leaky;
+  const float* bias;
+  const float* residual;
+  size_t ldr;
 } ep_regs_t;
+
+AXLE_AVX2_INLINE ep_regs_t ep_regs(const axle_f32_epilogue_t* ep) {
+  axle_f32_epilogue_t none;
+  if (!ep) {
+    axle_f32_epilogue_init(&none);
+    ep = &none;
+  }
+  const ep_regs_t e = {_mm256_set1_ps(ep->min),
+                       _mm256_set1_ps(ep->max),
+                       _mm256_set1_ps(ep->leaky_alpha),
+                       ep->leaky,
+                       ep->bias,
+                       ep->residual,
+                       ep->ldr};
+  return e;
+}
 
 AXLE_AVX2_INLINE __m256 activate(__m256 v, const ep_regs_t* e) {
   /* max(lo, v) / min(hi, v) return v when v is NaN (second operand). */
@@ -33,20 +55,19 @@ AXLE_AVX2_INLINE __m256 activate(__m256 v, const ep_regs_t* e) {
 
 /* Row r of a full-width row-major tile: accumulate, epilogue, store. */
 AXLE_AVX2_INLINE void store_row(float* cr, __m256 v0, __m256 v1, uint32_t flags,
-                                const axle_f32_epilogue_t* ep, const ep_regs_t* e, size_t row,
-                                size_t col0) {
+                                const ep_regs_t* e, size_t row, size_t col0) {
   if (flags & AXLE_F32_GEMM_ACCUMULATE) {
     v0 = _mm256_add_ps(v0, _mm256_loadu_ps(cr));
     v1 = _mm256_add_ps(v1, _mm256_loadu_ps(cr + 8));
   }
   if (flags & AXLE_F32_GEMM_FINISH) {
-    if (ep->bias) {
-      const __m256 vb = _mm256_broadcast_ss(ep->bias + row);
+    if (e->bias) {
+      const __m256 vb = _mm256_broadcast_ss(e->bias + row);
       v0 = _mm256_add_ps(v0, vb);
       v1 = _mm256_add_ps(v1, vb);
     }
-    if (ep->residual) {
-      const float* rr = ep->residual + row * ep->ldr + col0;
+    if (e->residual) {
+      const float* rr = e->residual + row * e->ldr + col0;
       v0 = _mm256_add_ps(v0, _mm256_loadu_ps(rr));
       v1 = _mm256_add_ps(v1, _mm256_loadu_ps(rr + 8));
     }
@@ -82,8 +103,7 @@ AXLE_AVX2_INLINE __m256 load_part(const float* p, size_t rows) {
  * vectors becomes stored row col0 + j, `rows` floats long. */
 AXLE_AVX2_INLINE void store_half_t(float* c, size_t ldc, size_t rows, __m256 r0, __m256 r1,
                                    __m256 r2, __m256 r3, __m256 r4, __m256 r5, uint32_t flags,
-                                   const axle_f32_epilogue_t* ep, const ep_regs_t* e,
-                                   size_t row0, size_t col0) {
+                                   const ep_regs_t* e, size_t row0, size_t col0) {
   const __m256 z = _mm256_setzero_ps();
   const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
   const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
@@ -102,9 +122,9 @@ AXLE_AVX2_INLINE void store_half_t(float* c, size_t ldc, size_t rows, __m256 r0,
     __m256 v = col[j];
     if (flags & AXLE_F32_GEMM_ACCUMULATE) v = _mm256_add_ps(v, load_part(cr, rows));
     if (flags & AXLE_F32_GEMM_FINISH) {
-      if (ep->bias) v = _mm256_add_ps(v, _mm256_broadcast_ss(ep->bias + col0 + j));
-      if (ep->residual)
-        v = _mm256_add_ps(v, load_part(ep->residual + (col0 + j) * ep->ldr + row0, rows));
+      if (e->bias) v = _mm256_add_ps(v, _mm256_broadcast_ss(e->bias + col0 + j));
+      if (e->residual)
+        v = _mm256_add_ps(v, load_part(e->residual + (col0 + j) * e->ldr + row0, rows));
       v = activate(v, e);
     }
     store_part(cr, v, rows);
@@ -184,23 +204,16 @@ AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
     }
   }
   if (nr == NR) {
-    axle_f32_epilogue_t none;
-    if (!ep) {
-      axle_f32_epilogue_init(&none);
-      ep = &none;
-    }
-    const ep_regs_t e = {_mm256_set1_ps(ep->min), _mm256_set1_ps(ep->max),
-                         _mm256_set1_ps(ep->leaky_alpha), ep->leaky};
+    const ep_regs_t e = ep_regs(ep);
     if (transposed) {
       /* Accumulators by value: their address would keep them in memory. */
-      store_half_t(c, ldc, R, x[0], x[1], x[2], x[3], x[4], x[5], flags, ep, &e, row0, col0);
-      store_half_t(c + 8 * ldc, ldc, R, y[0], y[1], y[2], y[3], y[4], y[5], flags, ep, &e, row0,
+      store_half_t(c, ldc, R, x[0], x[1], x[2], x[3], x[4], x[5], flags, &e, row0, col0);
+      store_half_t(c + 8 * ldc, ldc, R, y[0], y[1], y[2], y[3], y[4], y[5], flags, &e, row0,
                    col0 + 8);
       return;
     }
 #pragma GCC unroll 6
-    for (size_t i = 0; i < R; ++i)
-      store_row(c + i * ldc, x[i], y[i], flags, ep, &e, row0 + i, col0);
+    for (size_t i = 0; i < R; ++i) store_row(c + i * ldc, x[i], y[i], flags, &e, row0 + i, col0);
     return;
   }
   /* Narrow tile: spill and let the shared store write the valid corner. */
