@@ -137,7 +137,7 @@ AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
                            const float* b, size_t ldb, float* c, size_t ldc, uint32_t flags,
                            const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
   const int transposed = (flags & AXLE_F32_GEMM_STORE_T) != 0;
-  if (!transposed) axle_f32_gemm_prefetch_loaded(R, nr, c, ldc, flags, ep, row0, col0);
+  if (!transposed) axle_f32_gemm_prefetch_epilogue(R, nr, c, ldc, flags, ep, row0, col0);
   /* Row i's accumulators: x[i] columns 0..7, y[i] columns 8..15 (in the
    * half-width tile below: even and odd K steps of columns 0..7). */
   __m256 x[MR], y[MR];

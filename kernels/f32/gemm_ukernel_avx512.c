@@ -131,7 +131,7 @@ AXLE_AVX512_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* 
                              const float* b, size_t ldb, float* c, size_t ldc, uint32_t flags,
                              const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
   const int transposed = (flags & AXLE_F32_GEMM_STORE_T) != 0;
-  if (!transposed) axle_f32_gemm_prefetch_loaded(R, nr, c, ldc, flags, ep, row0, col0);
+  if (!transposed) axle_f32_gemm_prefetch_epilogue(R, nr, c, ldc, flags, ep, row0, col0);
   /* x: even K steps, y: odd ones, summed after the loop. */
   __m512 x[MR], y[MR];
 #pragma GCC unroll 6
@@ -198,7 +198,7 @@ AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int pf_a
                                   uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
                                   size_t col0) {
   const int transposed = (flags & AXLE_F32_GEMM_STORE_T) != 0;
-  if (!transposed) axle_f32_gemm_prefetch_loaded(R, nr, c, ldc, flags, ep, row0, col0);
+  if (!transposed) axle_f32_gemm_prefetch_epilogue(R, nr, c, ldc, flags, ep, row0, col0);
   /* Masked loads never fault on the lanes left out. */
   const __mmask16 m1 = full ? (__mmask16)0xFFFFu : (__mmask16)((1u << (nr - NR)) - 1u);
   const size_t r0 = R < MR ? R : MR, r1 = R - r0; /* rows from each A panel */

@@ -122,6 +122,11 @@ void axle_f32_epilogue_init(axle_f32_epilogue_t* ep);
  * kernel may prefetch regardless (the AVX2 one does: no cost measured). */
 #define AXLE_F32_GEMM_PREFETCH_A 8u
 #define AXLE_F32_GEMM_PREFETCH_B 16u
+/* And: fetch the tile's C lines before its K loop even when they are only
+ * stored (lines the epilogue loads, C's when accumulating and the
+ * residual's, are fetched regardless). For tile orders that leave C's
+ * rows to no hardware prefetcher. */
+#define AXLE_F32_GEMM_PREFETCH_C 32u
 
 /* One tile: C[0..mr, 0..nr) (row stride ldc) = sum over kc of a * b, where a
  * is kc groups of MR floats (one per row), as packing lays them out, and b
