@@ -368,18 +368,25 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
 }
 
 /* Tile order within a block. Column pairs outer (BLIS) keeps one B pair in
- * L1 across all row tiles; it pays when K is long. With a short K block the
- * B pair is cheap to fetch again from L2, while C dominates: column-outer
+ * L1 across all row tiles, and reads each B pair once. Rows outer keeps one
+ * A pair in L1 across the row's tiles, reads the B block once per row of
+ * tiles, and writes C as a few long sequential streams, where column-outer
  * writes 128 bytes into each of mc rows in turn, which no prefetcher
- * follows, and rows-outer writes a few long sequential streams instead
- * (ResNet-50 64 -> 256 at 56x56 with a residual, K = 64: 1.13x; MobileNetV2
- * 16 -> 96 at 112x112: 1.09x; 128 -> 512 at 28x28: 1.13x; Sapphire Rapids,
- * 12x32 tiles). So column-outer tiles fetch the C lines they will store
+ * follows. Rows outer therefore wins with a short K block, where C
+ * dominates (ResNet-50 64 -> 256 at 56x56 with a residual, K = 64: 1.13x;
+ * MobileNetV2 16 -> 96 at 112x112: 1.09x; 128 -> 512 at 28x28: 1.13x;
+ * Sapphire Rapids, 12x32 tiles), and whenever B is the driver's own
+ * (packed or generated per block, or pre-packed into scratch), whose block
+ * stays in L2: ResNet-50's 3x3 and 14x14 layers 3-6 % faster, the network
+ * 1.8 % (1 thread) and 1.2 % (2 threads). With long K and B streamed from
+ * memory (pre-packed weights as B at 7x7, activations read in place), each
+ * extra pass over B costs: those layers 8-22 % slower rows-outer. So
+ * column-outer tiles fetch the C lines they will store
  * (AXLE_F32_GEMM_PREFETCH_C: SGEMM 2048 10 % slower without), rows-outer
  * ones leave them to the prefetchers (ResNet-50's 56x56 pointwise layers
  * 2-7 % faster than with them fetched). */
 #define ROWS_OUTER_MAX_KC 128
-static int rows_outer(size_t kc) { return kc <= ROWS_OUTER_MAX_KC; }
+static int rows_outer(size_t kc, int b_own) { return kc <= ROWS_OUTER_MAX_KC || b_own; }
 
 /* Rows [m0, m1) x columns [n0, n1) of C, or of a K split part's sum c,
  * over K rows [s0, s1) of the K block that starts at p0 and is kc long
@@ -433,7 +440,7 @@ static void run_block(const gemm_run_t* r, uint32_t thread, size_t m0, size_t m1
       ap = abuf;
       a_kc = len;
     }
-    const int by_rows = rows_outer(len);
+    const int by_rows = rows_outer(len, !g->b.packed && !pl->direct_b);
     const uint32_t tile_flags = flags | (by_rows ? 0u : AXLE_F32_GEMM_PREFETCH_C);
     const block_t blk = {ap, bp, b_src, b_rs, bbuf, i0, mc, n0, n1, len, tile_flags,
                          a_kc, b_kc, c};
