@@ -261,6 +261,7 @@ typedef struct gemm_run_t {
   float* shared_a; /* A packed by the pre-pass, or NULL */
   float* shared_b; /* B packed by the pre-pass, or NULL */
   float* partials; /* K split: the sums of parts 1.., partial_floats apart */
+  axle_f32_gemm_sum_fn sum; /* K split: adds them up */
   float* workers;  /* worker_floats per worker */
 } gemm_run_t;
 
@@ -501,21 +502,20 @@ static void k_sum_task(void* arg, size_t task, uint32_t thread) {
   const gemm_run_t* r = arg;
   const axle_f32_gemm_t* g = r->g;
   const gemm_plan_t* pl = r->pl;
-  const axle_f32_epilogue_t* ep = r->ep;
   const size_t rows = stored_rows(g), cols = g->c_transposed ? g->m : g->n;
   const size_t r1 = rows * (task + 1) / pl->k_parts;
-  for (size_t row = rows * task / pl->k_parts; row < r1; ++row) {
-    float* c = g->c + row * g->ldc;
-    const float* res = ep->residual ? ep->residual + row * ep->ldr : NULL;
-    for (size_t q = 0; q < cols; ++q) {
-      float v = c[q];
-      for (size_t part = 1; part < pl->k_parts; ++part)
-        v += r->partials[(part - 1) * pl->partial_floats + row * g->ldc + q];
-      if (ep->bias) v += ep->bias[row];
-      if (res) v += res[q];
-      c[q] = axle_f32_activate(v, ep);
-    }
-  }
+  for (size_t row = rows * task / pl->k_parts; row < r1; ++row)
+    r->sum(cols, g->c + row * g->ldc, r->partials + row * g->ldc, pl->partial_floats,
+           pl->k_parts - 1, r->ep, row);
+}
+
+/* The K split's sum pass in vectors: in scalar code it took 2.4 % of
+ * MobileNetV2's time on 2 threads. */
+static axle_f32_gemm_sum_fn sum_for_isa(void) {
+  const axle_isa_t isa = axle_kernels_isa();
+  if (isa >= AXLE_ISA_AVX512) return axle_f32_gemm_sum__avx512;
+  if (isa >= AXLE_ISA_AVX2_FMA) return axle_f32_gemm_sum__avx2_fma;
+  return axle_f32_gemm_sum__scalar;
 }
 
 void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_t* par) {
@@ -538,6 +538,7 @@ void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_
                   pl.prepack_a ? shared : NULL,
                   pl.prepack_b ? shared + pl.shared_a : NULL,
                   partials ? shared + pl.shared_a + pl.shared_b : NULL,
+                  sum_for_isa(),
                   shared + pl.shared_a + pl.shared_b + partials};
   if (pl.k_parts > 1) {
     axle_parallel_run(par, pl.k_parts, k_part_task, &r);

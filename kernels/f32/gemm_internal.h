@@ -11,6 +11,21 @@ void axle_f32_gemm_tile_store(size_t mr, size_t nr, const float* acc, float* c, 
                               uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
                               size_t col0);
 
+/* A K split's second pass on one stored row of C (cols floats at c, row
+ * `row` of the epilogue's bias and residual): adds the other parts' sums
+ * (nparts rows of cols floats, parts, parts + part_stride, ...) in order,
+ * then the epilogue as the micro-kernels apply it, so every variant gives
+ * the same bits. One per ISA, the driver dispatches. */
+typedef void (*axle_f32_gemm_sum_fn)(size_t cols, float* c, const float* parts,
+                                     size_t part_stride, size_t nparts,
+                                     const axle_f32_epilogue_t* ep, size_t row);
+void axle_f32_gemm_sum__scalar(size_t cols, float* c, const float* parts, size_t part_stride,
+                               size_t nparts, const axle_f32_epilogue_t* ep, size_t row);
+void axle_f32_gemm_sum__avx2_fma(size_t cols, float* c, const float* parts, size_t part_stride,
+                                 size_t nparts, const axle_f32_epilogue_t* ep, size_t row);
+void axle_f32_gemm_sum__avx512(size_t cols, float* c, const float* parts, size_t part_stride,
+                               size_t nparts, const axle_f32_epilogue_t* ep, size_t row);
+
 /* One K block (kb rows of K, however long) in the layout of
  * axle_f32_gemm_pack_a / _pack_b, which cut K into axle_f32_gemm_kc blocks
  * of these: for the driver, whose blocks may be longer. */

@@ -330,3 +330,17 @@ AXLE_AVX512 void axle_f32_gemm_6x16__avx512(size_t mr, size_t nr, size_t kc, con
     default: tile(6, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0); break;
   }
 }
+
+AXLE_AVX512 void axle_f32_gemm_sum__avx512(size_t cols, float* c, const float* parts,
+                                           size_t part_stride, size_t nparts,
+                                           const axle_f32_epilogue_t* ep, size_t row) {
+  const ep_regs_t e = ep_regs(ep);
+  for (size_t q = 0; q < cols; q += NR) {
+    const size_t n = cols - q < NR ? cols - q : NR;
+    const __mmask16 m = (__mmask16)((1u << n) - 1u);
+    __m512 v = _mm512_maskz_loadu_ps(m, c + q);
+    for (size_t p = 0; p < nparts; ++p)
+      v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, parts + p * part_stride + q));
+    store_row(c + q, v, m, AXLE_F32_GEMM_FINISH, &e, row, q);
+  }
+}

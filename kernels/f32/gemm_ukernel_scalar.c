@@ -69,3 +69,15 @@ void axle_f32_gemm_6x16__scalar(size_t mr, size_t nr, size_t kc, const float* a,
       for (size_t j = 0; j < NR; ++j) acc[i * NR + j] += a[i] * b[j];
   axle_f32_gemm_tile_store(mr, nr, acc, c, ldc, flags, ep, row0, col0);
 }
+
+void axle_f32_gemm_sum__scalar(size_t cols, float* c, const float* parts, size_t part_stride,
+                               size_t nparts, const axle_f32_epilogue_t* ep, size_t row) {
+  const float* res = ep->residual ? ep->residual + row * ep->ldr : NULL;
+  for (size_t q = 0; q < cols; ++q) {
+    float v = c[q];
+    for (size_t p = 0; p < nparts; ++p) v += parts[p * part_stride + q];
+    if (ep->bias) v += ep->bias[row];
+    if (res) v += res[q];
+    c[q] = axle_f32_activate(v, ep);
+  }
+}

@@ -423,6 +423,11 @@ static void test_driver_isas(void) {
   /* The dispatching driver end to end on each lower level's micro-kernel. */
   below_best_isa(driver_isa_run);
 }
+static void test_driver_k_split_isas(void) {
+  /* The sum pass has a variant per ISA level too. */
+  below_best_isa(test_driver_k_split);
+}
+
 
 /* ------------------------------------------------------------------------ */
 /* Convolution                                                               */
@@ -955,6 +960,7 @@ int main(void) {
       {"driver, serial", test_driver_serial},
       {"driver, threads", test_driver_threads},
       {"driver, split over K on 2-4 threads", test_driver_k_split},
+      {"driver, split over K on each lower ISA level", test_driver_k_split_isas},
       {"driver, lower ISAs", test_driver_isas},
       {"driver, scratch sized under AVX2, run under AVX-512", test_driver_scratch_isa},
   };
