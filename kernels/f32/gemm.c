@@ -11,8 +11,9 @@
  * two FMAs, each B vector twelve), 32 + 12 KiB at the largest kc, which
  * Sapphire Rapids' 48 KiB L1 holds; kc is not cut for it, since pre-packed
  * weights are blocked by kc. A GEMM that packs both operands itself takes
- * longer K blocks there instead (GEMM_KC_MAX_WIDE). With a short K block
- * the two inner loops swap (see rows_outer).
+ * longer K blocks there instead (GEMM_KC_MAX_WIDE). With a short K block,
+ * or a B block the driver made itself, the two inner loops swap (see
+ * rows_outer).
  * Work is split over column chunks and/or row chunks (see plan_gemm), or
  * over K with the parts summed afterwards (see k_split_pays). An
  * operand that several tasks would each have to pack (A across column
