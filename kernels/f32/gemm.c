@@ -145,11 +145,11 @@ static size_t stored_rows(const axle_f32_gemm_t* g) { return g->c_transposed ? g
  * (13 panels at 14x14) and both writing the lines at every row edge. On 2
  * threads, in the network: 576 -> 96 at 14x14 104 -> 89-95 us, 960 -> 160
  * at 7x7 80 -> 60-66, 960 -> 320 at 7x7 135 -> 114-122; MobileNetV2 3.48
- * -> 3.38 ms, ResNet-50 28.9 -> 28.0 (its 2048 -> 512 at 7x7). With 96 K
- * rows per share (192 -> 64 at 14x14) the sum costs more than it saves
- * (27 -> 30 us), and past small maps the column split keeps its locality
- * (a 3x3 layer before it splits by rows) while the shares would each write
- * all of a large C. The 3x3 stride-2 layers at 14x14 and 7x7, whose im2col
+ * -> 3.38 ms, ResNet-50 28.9 -> 28.0 (its 2048 -> 512 at 7x7). 96 K rows
+ * per share pay since the sum pass runs in vectors (192 -> 64 at 14x14:
+ * 28 -> 24 us; in scalar code it had cost 27 -> 30), and past small maps
+ * the column split keeps its locality (a 3x3 layer before it splits by
+ * rows) while the shares would each write all of a large C. The 3x3 stride-2 layers at 14x14 and 7x7, whose im2col
  * is generated per block, gain the same way (ResNet-50's 512-channel one
  * 1.08-1.14 -> 0.97-0.99 ms, its 256-channel one 0.95-0.96 -> 0.84-0.88),
  * and the 1024 -> 256 layers at 14x14, whose input is packed per block
@@ -158,7 +158,7 @@ static size_t stored_rows(const axle_f32_gemm_t* g) { return g->c_transposed ? g
  * reads only its K rows), C is at most 256 KB, and K is long next to the
  * output channels. */
 #define K_SPLIT_MAX_C_FLOATS (64u * 1024u)
-#define K_SPLIT_MIN_K 128
+#define K_SPLIT_MIN_K 96
 static int k_split_pays(const axle_f32_gemm_t* g, size_t threads) {
   if (threads < 2 || g->accumulate || !g->a.packed == !g->b.packed) return 0;
   const size_t out = stored_rows(g);
