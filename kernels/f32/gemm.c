@@ -10,10 +10,12 @@
  * span pairs of panels on both sides (12 x 32: each broadcast of A feeds
  * two FMAs, each B vector twelve), 32 + 12 KiB at the largest kc, which
  * Sapphire Rapids' 48 KiB L1 holds; kc is not cut for it, since pre-packed
- * weights are blocked by kc. A GEMM that packs both operands itself takes
- * longer K blocks there instead (GEMM_KC_MAX_WIDE). With a short K block,
- * or a B block the driver made itself, the two inner loops swap (see
- * rows_outer).
+ * weights are blocked by kc. With a short K block, or a B block the driver
+ * made itself, the two inner loops swap (see rows_outer); a GEMM that
+ * packs both operands then keeps an A pair, not a B pair, in L1, and
+ * longer K blocks no longer pay (SGEMM 2048 with 384: 0.99-1.01 x
+ * OpenBLAS, with 256: 1.05-1.10; they had while the B pair was the one
+ * kept).
  * Work is split over column chunks and/or row chunks (see plan_gemm), or
  * over K with the parts summed afterwards (see k_split_pays). An
  * operand that several tasks would each have to pack (A across column
@@ -32,13 +34,6 @@ enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
 #ifndef GEMM_KC_MAX
 #define GEMM_KC_MAX 256  /* B panel 16 KiB + A panel 6 KiB in L1 */
 #endif
-/* K blocks of a GEMM with no pre-packed operand (whose blocking the packers
- * fix at GEMM_KC_MAX) under the AVX-512 tiles: longer blocks halve the
- * passes over C, which outweighs a B pair (48 KiB at 384) no longer
- * staying in L1; squares of 1024 and 2048 2-5 % faster, level with or
- * ahead of OpenBLAS (Sapphire Rapids; 512 no better than 384, and the AVX2
- * tile, whose panels fill Zen 3's 32 KiB L1 sooner, lost 2-3 %). */
-#define GEMM_KC_MAX_WIDE 384
 #ifndef GEMM_MC_MAX
 #define GEMM_MC_MAX 144  /* A block 144 x 256 x 4 = 144 KiB in L2 */
 #endif
@@ -165,11 +160,10 @@ static int k_split_pays(const axle_f32_gemm_t* g, size_t threads) {
   return g->k >= 2 * out && g->k >= K_SPLIT_MIN_K * threads && out * g->ldc <= K_SPLIT_MAX_C_FLOATS;
 }
 
-/* wide: the AVX-512 tiles will run (see GEMM_KC_MAX_WIDE). */
-static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, int wide, gemm_plan_t* pl) {
+static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* pl) {
   memset(pl, 0, sizeof *pl);
   if (threads < 1) threads = 1;
-  pl->kc = kc_for(g->k, wide && !g->a.packed && !g->b.packed ? GEMM_KC_MAX_WIDE : GEMM_KC_MAX);
+  pl->kc = kc_for(g->k, GEMM_KC_MAX);
   pl->mc = GEMM_MC_MAX;
   pl->n_panels = div_up(g->n, NR);
   pl->m_panels = div_up(g->m, MR);
@@ -243,10 +237,8 @@ size_t axle_f32_gemm_scratch_size(const axle_f32_gemm_t* g, uint32_t threads) {
   if (threads < 1) threads = 1;
   axle_f32_gemm_t swapped;
   g = orient(g, &swapped);
-  /* Sized for the longer K blocks whatever the ISA now: a run may happen
-   * after dispatch was raised (the buffers grow with kc, nothing shrinks). */
   gemm_plan_t pl;
-  plan_gemm(g, threads, 1, &pl);
+  plan_gemm(g, threads, &pl);
   const size_t partials = pl.k_parts > 1 ? (pl.k_parts - 1) * pl.partial_floats : 0;
   return (pl.shared_a + pl.shared_b + partials + pl.worker_floats * threads) * sizeof(float);
 }
@@ -526,7 +518,7 @@ void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_
   const uint32_t threads = axle_parallel_threads(par);
   const int wide = axle_kernels_isa() >= AXLE_ISA_AVX512;
   gemm_plan_t pl;
-  plan_gemm(g, threads, wide, &pl);
+  plan_gemm(g, threads, &pl);
   axle_f32_epilogue_t none;
   axle_f32_epilogue_init(&none);
   float* shared = scratch;

@@ -339,9 +339,8 @@ static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, in
 }
 
 static void driver_shapes(uint32_t threads) {
-  /* K up to 900: three blocks of 300 where both operands are packed by
-   * the driver under AVX-512, four of 225 otherwise. 5000 columns: five
-   * column chunks, rounded up to a multiple of the threads. */
+  /* K up to 900: four blocks of 225. 5000 columns: five column chunks,
+   * rounded up to a multiple of the threads. */
   static const size_t shapes[][3] = {{1, 1, 1},   {1, 1000, 64}, {7, 5, 0},    {6, 16, 3},
                                      {13, 33, 65}, {5, 17, 300},  {49, 70, 530}, {150, 40, 20},
                                      {2, 1100, 9}, {300, 3, 17},  {20, 50, 900}, {7, 5000, 20}};
@@ -405,13 +404,12 @@ static void below_best_isa(void (*fn)(void)) {
 
 static void driver_isa_run(void) { driver_shapes(2); }
 
-/* Scratch sized with dispatch capped at AVX2 (shorter K blocks for
- * driver-packed operands), then run at the best level: the size must
- * already cover the longer blocks (an overrun shows under ASan and in
- * the results). */
+/* Scratch sized with dispatch capped at AVX2, then run at the best level,
+ * as with a plan made before dispatch was raised: the size must not
+ * depend on the level (an overrun shows under ASan and in the results). */
 static void test_driver_scratch_isa(void) {
   if (axle_kernels_isa() < AXLE_ISA_AVX512) {
-    skip("this CPU lacks AVX-512: one K blocking only");
+    skip("this CPU lacks AVX-512: no level above AVX2 to raise dispatch to");
     return;
   }
   g_scratch_isa = AXLE_ISA_AVX2_FMA;
