@@ -188,10 +188,11 @@ AXLE_AVX512_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* 
  * and each broadcast of A feeds two FMAs (8 loads per 12 FMAs instead of 7
  * per 6 in tile()); with 12 rows, 24 accumulators and 14 loads per 24 FMAs
  * (the 6-row tile measured ~0.75 of the FMA peak in L1, the 12-row one
- * ~0.85). 26 of the 32 zmm registers are live in the loop then. full (12
- * rows, nr = 2 NR) and the prefetch switches are constants in the full
- * tile's instances: tested in its K loop, or with the second B panel loaded
- * under a mask, it ran 4-8 % slower (L1, K = 27..256, with an epilogue). */
+ * ~0.85, 0.87-0.93 as the full tile's instances below at K = 256). 26 of
+ * the 32 zmm registers are live in the loop then. full (12 rows, nr =
+ * 2 NR) and the prefetch switches are constants in the full tile's
+ * instances: tested in its K loop, or with the second B panel loaded under
+ * a mask, it ran 4-8 % slower (L1, K = 27..256, with an epilogue). */
 AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int pf_a, const int pf_b,
                                   size_t nr, size_t kc, const float* a, size_t a_next,
                                   const float* b, size_t ldb, size_t b_next, float* c, size_t ldc,
