@@ -475,10 +475,17 @@ int32_t cpu_conv_prepare_fused(const axle_hal_host_t* host, cpu_step_t* step,
   return AXLE_HAL_OK;
 }
 
+/* Whether the packed stage carries a bias: the Conv's own, or the one a
+ * folded batch norm makes. */
+static int stage_has_bias(const axle_hal_graph_t* g, const axle_hal_node_t* n,
+                          const cpu_fusion_t* f) {
+  return cpu_node_input(g, n, 2) || (f && f->bn);
+}
+
 size_t cpu_conv_stage_floats(const axle_hal_graph_t* g, const axle_hal_node_t* n,
                              const cpu_fusion_t* f, const axle_f32_conv_plan_t* plan) {
-  const int has_bias = cpu_node_input(g, n, 2) || (f && f->bn);
-  return axle_f32_conv_packed_size(plan) + (has_bias ? (size_t)plan->p.out_channels : 0);
+  return axle_f32_conv_packed_size(plan) +
+         (stage_has_bias(g, n, f) ? (size_t)plan->p.out_channels : 0);
 }
 
 int32_t cpu_conv_stage_pack(const axle_hal_graph_t* g, const axle_hal_node_t* n,
@@ -488,8 +495,7 @@ int32_t cpu_conv_stage_pack(const axle_hal_graph_t* g, const axle_hal_node_t* n,
   const axle_hal_tensor_t* bt = cpu_node_input(g, n, 2);
   const size_t m = (size_t)plan->p.out_channels;
   const size_t per_channel = (size_t)(axle_hal_tensor_elements(wt) / plan->p.out_channels);
-  const int has_bias = bt || (f && f->bn);
-  float* bias = has_bias ? tail + axle_f32_conv_packed_size(plan) : NULL;
+  float* bias = stage_has_bias(g, n, f) ? tail + axle_f32_conv_packed_size(plan) : NULL;
   axle_f32_epilogue_init(ep);
   ep->bias = bias;
   if (f && f->bn) {

@@ -39,8 +39,7 @@ typedef struct pool_job_t {
 typedef struct pool_range_t {
   size_t next; /* atomic; may run past end by the number of takers */
   size_t end;
-  char pad[64 - 2 * sizeof(size_t)];
-} pool_range_t;
+} __attribute__((aligned(64))) pool_range_t;
 
 /* A region's ticket: sequence number above, helper count (workers 1..n take
  * part) in the low byte. One atomic word, so a worker learns whether it is

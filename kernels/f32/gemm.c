@@ -98,6 +98,7 @@ typedef struct gemm_plan_t {
   size_t worker_floats;
   size_t k_parts;        /* > 1: split over K instead (see k_split_pays) */
   size_t partial_floats; /* one part's C, stored as C is; parts 1.. of k_parts */
+  size_t shared_parts;   /* floats of parts 1.. together (0 without the split) */
 } gemm_plan_t;
 
 static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
@@ -144,11 +145,12 @@ static size_t stored_rows(const axle_f32_gemm_t* g) { return g->c_transposed ? g
  * per share pay since the sum pass runs in vectors (192 -> 64 at 14x14:
  * 28 -> 24 us; in scalar code it had cost 27 -> 30), and past small maps
  * the column split keeps its locality (a 3x3 layer before it splits by
- * rows) while the shares would each write all of a large C. The 3x3 stride-2 layers at 14x14 and 7x7, whose im2col
- * is generated per block, gain the same way (ResNet-50's 512-channel one
- * 1.08-1.14 -> 0.97-0.99 ms, its 256-channel one 0.95-0.96 -> 0.84-0.88),
- * and the 1024 -> 256 layers at 14x14, whose input is packed per block
- * (374-394 -> 366-374 us). So: one operand, the weights, is pre-packed and
+ * rows) while the shares would each write all of a large C. The 3x3
+ * stride-2 layers at 14x14 and 7x7, whose im2col is generated per block,
+ * gain the same way (ResNet-50's 512-channel one 1.08-1.14 -> 0.97-0.99
+ * ms, its 256-channel one 0.95-0.96 -> 0.84-0.88), and the 1024 -> 256
+ * layers at 14x14, whose input is packed per block (374-394 -> 366-374
+ * us). So: one operand, the weights, is pre-packed and
  * the other read in place, packed or generated per block (each share
  * reads only its K rows), C is at most 256 KB, and K is long next to the
  * output channels. */
@@ -196,6 +198,7 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* p
     pl->k_parts = threads;
     pl->n_chunks = pl->m_chunks = 1;
     pl->partial_floats = round_up(stored_rows(g) * g->ldc, GEMM_ALIGN_FLOATS);
+    pl->shared_parts = (pl->k_parts - 1) * pl->partial_floats;
   }
   pl->chunk_cols = div_up(pl->n_panels, pl->n_chunks) * NR;
   pl->prepack_a = !g->a.packed && pl->n_chunks > 1;
@@ -239,8 +242,8 @@ size_t axle_f32_gemm_scratch_size(const axle_f32_gemm_t* g, uint32_t threads) {
   g = orient(g, &swapped);
   gemm_plan_t pl;
   plan_gemm(g, threads, &pl);
-  const size_t partials = pl.k_parts > 1 ? (pl.k_parts - 1) * pl.partial_floats : 0;
-  return (pl.shared_a + pl.shared_b + partials + pl.worker_floats * threads) * sizeof(float);
+  return (pl.shared_a + pl.shared_b + pl.shared_parts + pl.worker_floats * threads) *
+         sizeof(float);
 }
 
 typedef struct gemm_run_t {
@@ -423,6 +426,8 @@ static void run_block(const gemm_run_t* r, uint32_t thread, size_t m0, size_t m1
     axle_f32_gemm_pack_b_block(len, tail, b_src + (n1 - n0 - tail), b_rs, 1, bbuf);
   /* The wide tile takes two A panels at a time as well. */
   const size_t row_step = r->wide ? 2 * MR : MR;
+  const int by_rows = rows_outer(len, !g->b.packed && !pl->direct_b);
+  const uint32_t tile_flags = flags | (by_rows ? 0u : AXLE_F32_GEMM_PREFETCH_C);
   for (size_t i0 = m0; i0 < m1; i0 += pl->mc) {
     const size_t mc = m1 - i0 < pl->mc ? m1 - i0 : pl->mc;
     const float* ap;
@@ -434,8 +439,6 @@ static void run_block(const gemm_run_t* r, uint32_t thread, size_t m0, size_t m1
       ap = abuf;
       a_kc = len;
     }
-    const int by_rows = rows_outer(len, !g->b.packed && !pl->direct_b);
-    const uint32_t tile_flags = flags | (by_rows ? 0u : AXLE_F32_GEMM_PREFETCH_C);
     const block_t blk = {ap, bp, b_src, b_rs, bbuf, i0, mc, n0, n1, len, tile_flags,
                          a_kc, b_kc, c};
     if (by_rows)
@@ -522,7 +525,6 @@ void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_
   axle_f32_epilogue_t none;
   axle_f32_epilogue_init(&none);
   float* shared = scratch;
-  const size_t partials = pl.k_parts > 1 ? (pl.k_parts - 1) * pl.partial_floats : 0;
   gemm_run_t r = {g,
                   &pl,
                   g->ep ? g->ep : &none,
@@ -530,9 +532,9 @@ void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_
                   wide ? axle_f32_gemm_12x32__avx512 : NULL,
                   pl.prepack_a ? shared : NULL,
                   pl.prepack_b ? shared + pl.shared_a : NULL,
-                  partials ? shared + pl.shared_a + pl.shared_b : NULL,
+                  pl.shared_parts ? shared + pl.shared_a + pl.shared_b : NULL,
                   sum_for_isa(),
-                  shared + pl.shared_a + pl.shared_b + partials};
+                  shared + pl.shared_a + pl.shared_b + pl.shared_parts};
   if (pl.k_parts > 1) {
     axle_parallel_run(par, pl.k_parts, k_part_task, &r);
     axle_parallel_run(par, pl.k_parts, k_sum_task, &r);

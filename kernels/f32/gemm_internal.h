@@ -47,31 +47,29 @@ static inline float axle_f32_activate(float v, const axle_f32_epilogue_t* ep) {
   return v;
 }
 
+/* The lines of `rows` rows of a tile, ld floats apart, nr floats each: the
+ * first, the 16th and the last float of a row cover all its lines. Inlined
+ * early on purpose: GCC takes a function that only prefetches for one
+ * without effects and drops calls to it. */
+__attribute__((always_inline)) static inline void axle_f32_gemm_prefetch_rows(
+    const float* p, size_t ld, size_t rows, size_t nr) {
+  for (size_t i = 0; i < rows; ++i, p += ld) {
+    __builtin_prefetch(p, 0, 3);
+    if (nr > AXLE_F32_GEMM_NR) __builtin_prefetch(p + AXLE_F32_GEMM_NR, 0, 3);
+    __builtin_prefetch(p + nr - 1, 0, 3);
+  }
+}
+
 /* The lines a row-major tile's epilogue will load (C's when accumulating,
  * the residual's) and, with PREFETCH_C, those it will only store, fetched
- * before its K loop so that the epilogue does not stall on L2/L3 after it:
- * the first, the 16th and the last of its nr columns in each row cover
- * every line. Inlined early on purpose: GCC takes a function that only
- * prefetches for one without effects and drops calls to it. */
+ * before its K loop so that the epilogue does not stall on L2/L3 after it. */
 __attribute__((always_inline)) static inline void axle_f32_gemm_prefetch_epilogue(
     size_t rows, size_t nr, const float* c, size_t ldc, uint32_t flags,
     const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
-  const int c_lines = (flags & (AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_PREFETCH_C)) != 0;
-  const float* res = (flags & AXLE_F32_GEMM_FINISH) && ep && ep->residual
-                         ? ep->residual + row0 * ep->ldr + col0
-                         : NULL;
-  for (size_t i = 0; i < rows; ++i) {
-    if (c_lines) {
-      __builtin_prefetch(c + i * ldc, 0, 3);
-      if (nr > AXLE_F32_GEMM_NR) __builtin_prefetch(c + i * ldc + AXLE_F32_GEMM_NR, 0, 3);
-      __builtin_prefetch(c + i * ldc + nr - 1, 0, 3);
-    }
-    if (res) {
-      __builtin_prefetch(res + i * ep->ldr, 0, 3);
-      if (nr > AXLE_F32_GEMM_NR) __builtin_prefetch(res + i * ep->ldr + AXLE_F32_GEMM_NR, 0, 3);
-      __builtin_prefetch(res + i * ep->ldr + nr - 1, 0, 3);
-    }
-  }
+  if (flags & (AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_PREFETCH_C))
+    axle_f32_gemm_prefetch_rows(c, ldc, rows, nr);
+  if ((flags & AXLE_F32_GEMM_FINISH) && ep && ep->residual)
+    axle_f32_gemm_prefetch_rows(ep->residual + row0 * ep->ldr + col0, ep->ldr, rows, nr);
 }
 
 #endif /* AXLE_KERNELS_F32_GEMM_INTERNAL_H_ */

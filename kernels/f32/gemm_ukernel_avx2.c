@@ -237,7 +237,7 @@ AXLE_AVX2 void axle_f32_gemm_sum__avx2_fma(size_t cols, float* c, const float* p
                                            size_t part_stride, size_t nparts,
                                            const axle_f32_epilogue_t* ep, size_t row) {
   const ep_regs_t e = ep_regs(ep);
-  const float* res = ep->residual ? ep->residual + row * ep->ldr : NULL;
+  const float* res = e.residual ? e.residual + row * e.ldr : NULL;
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (size_t q = 0; q < cols; q += 8) {
     const size_t n = cols - q < 8 ? cols - q : 8;
@@ -245,7 +245,7 @@ AXLE_AVX2 void axle_f32_gemm_sum__avx2_fma(size_t cols, float* c, const float* p
     __m256 v = _mm256_maskload_ps(c + q, m);
     for (size_t p = 0; p < nparts; ++p)
       v = _mm256_add_ps(v, _mm256_maskload_ps(parts + p * part_stride + q, m));
-    if (ep->bias) v = _mm256_add_ps(v, _mm256_broadcast_ss(ep->bias + row));
+    if (e.bias) v = _mm256_add_ps(v, _mm256_broadcast_ss(e.bias + row));
     if (res) v = _mm256_add_ps(v, _mm256_maskload_ps(res + q, m));
     _mm256_maskstore_ps(c + q, m, activate(v, &e));
   }
