@@ -30,7 +30,8 @@ void axle_f32_conv_plan(const axle_f32_conv_params_t* p, axle_f32_conv_plan_t* p
   }
   if (axle_kernels_isa() >= AXLE_ISA_AVX2_FMA && axle_f32_conv_winograd_supports(p)) {
     plan->algo = AXLE_F32_CONV_WINOGRAD;
-    plan->group_floats = axle_f32_conv_winograd_packed_size(p);
+    plan->wino_tile = axle_kernels_isa() >= AXLE_ISA_AVX512 ? axle_f32_conv_winograd_tile(p) : 2;
+    plan->group_floats = axle_f32_conv_winograd_packed_size(p, plan->wino_tile);
     return;
   }
   plan->algo = is_pointwise(p) ? AXLE_F32_CONV_GEMM : AXLE_F32_CONV_IM2COL;
@@ -46,7 +47,7 @@ size_t axle_f32_conv_packed_size(const axle_f32_conv_plan_t* plan) {
 void axle_f32_conv_pack(const axle_f32_conv_plan_t* plan, const float* w, float* packed) {
   const size_t m = plan->m, k = plan->k;
   if (plan->algo == AXLE_F32_CONV_WINOGRAD) {
-    axle_f32_conv_winograd_pack(&plan->p, w, packed);
+    axle_f32_conv_winograd_pack(&plan->p, plan->wino_tile, w, packed);
     return;
   }
   for (int64_t g = 0; g < plan->p.groups; ++g) {
@@ -175,7 +176,7 @@ size_t axle_f32_conv_scratch_size(const axle_f32_conv_plan_t* plan, uint32_t thr
   if (threads < 1) threads = 1;
   if (plan->algo == AXLE_F32_CONV_DEPTHWISE) return 0;
   if (plan->algo == AXLE_F32_CONV_WINOGRAD)
-    return axle_f32_conv_winograd_scratch_size(&plan->p, threads);
+    return axle_f32_conv_winograd_scratch_size(&plan->p, plan->wino_tile, threads);
   axle_f32_gemm_t g;
   group_gemm(plan, &g);
   im2col_ctx_t ctx = {&plan->p, NULL, NULL};
@@ -208,7 +209,9 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
     return;
   }
   if (plan->algo == AXLE_F32_CONV_WINOGRAD) {
-    if (axle_kernels_isa() >= AXLE_ISA_AVX512)
+    if (plan->wino_tile == 4)
+      axle_f32_conv_winograd4__avx512(p, x, packed, ep, y, scratch, par);
+    else if (axle_kernels_isa() >= AXLE_ISA_AVX512)
       axle_f32_conv_winograd__avx512(p, x, packed, ep, y, scratch, par);
     else
       axle_f32_conv_winograd__avx2_fma(p, x, packed, ep, y, scratch, par);

@@ -1,24 +1,30 @@
-/* Winograd F(2x2, 3x3) convolution: support test, geometry, weight
- * transform and packing, and the schedule; the input and output transforms
- * are per ISA (conv_winograd_avx2.c, conv_winograd_avx512.c).
+/* Winograd F(2x2, 3x3) and F(4x4, 3x3) convolution: support test, choice
+ * of tile, geometry, weight transform and packing, and the schedule; the
+ * input and output transforms are per ISA (conv_winograd_avx2.c,
+ * conv_winograd_avx512.c).
  *
- * Each 2x2 block of outputs ("tile") is computed from the 4x4 input window
- * under it as Y = A^T [ (G g G^T) . (B^T d B) ] A: the 16 products of one
- * tile become 16 GEMMs over all tiles, U_e [out x in] times V_e [in x tiles],
- * with 16 multiplies per tile and channel pair instead of 36 (2.25x fewer).
- * F(2x2) keeps the transforms to additions only (and halves in G), so the
- * results stay as accurate as the direct convolution's; the larger F(4x4)
- * tiles would save more but lose digits ONNX Runtime's agreement test sees.
+ * Each t x t block of outputs ("tile") is computed from the (t + 2)^2 input
+ * window under it as Y = A^T [ (G g G^T) . (B^T d B) ] A: the (t + 2)^2
+ * products of one tile become as many GEMMs over all tiles, U_e [out x in]
+ * times V_e [in x tiles]. Per output and channel pair that is 4 multiplies
+ * with F(2x2) and 2.25 with F(4x4), instead of the direct convolution's 9.
+ * F(2x2) keeps the transforms to additions only (and halves in G), so its
+ * results are as accurate as the direct convolution's (ResNet outputs agree
+ * with ORT to 4e-7 of the output scale). F(4x4) multiplies by up to 8 in
+ * its transforms and by sixths in G: about 1e-5 of a layer's output scale
+ * (measured: 5e-6 at 64 channels, 1e-5 at 512), and it is used only where
+ * its tiles fill the GEMMs (axle_f32_conv_winograd_tile), with AVX-512.
  *
- * U (the weights) is transformed and packed once. The input transform
- * writes V for a vector of tiles (stride-2 deinterleaving: neighbouring
- * tiles start 2 columns apart); the output transform applies the fused
- * epilogue while scattering 2x2 tiles back into NCHW. Two schedules:
+ * U (the weights) is transformed (in double) and packed once. The input
+ * transform writes V for a vector of tiles (deinterleaving by t:
+ * neighbouring tiles start t columns apart); the output transform applies
+ * the fused epilogue while scattering the tiles back into NCHW. Two
+ * schedules:
  *  - blocked (large maps): blocks of whole tile rows, one block per task,
- *    V and M sized to stay near L2, the 16 GEMMs serial inside the task;
+ *    V and M sized to stay near L2, the GEMMs serial inside the task;
  *    every block streams all of U, which is cheap next to its tiles.
  *  - whole image (small maps, where V and M of all tiles fit L3): each phase
- *    is parallel on its own (transforms over channels, the 16 GEMMs one
+ *    is parallel on its own (transforms over channels, the GEMMs one
  *    task each), so U, which is then the bigger operand (16 x 512 x 512
  *    floats on a 7x7 map), is read once rather than once per block. A GEMM
  *    of a 14x14 map is too small to split across threads: one parallel
@@ -36,7 +42,7 @@
  * (2 x 16 MiB per layer) streaming them costs more than the multiplies
  * saved, and below 7x7 outputs there are too few tiles to fill a panel. */
 #define WINO_MAX_CHANNELS 512
-/* V and M of one block (16 x (in + out) x tiles floats). */
+/* V and M of one block ((t + 2)^2 x (in + out) x tiles floats). */
 #define WINO_BLOCK_BYTES (1u << 20)
 /* V and M of a whole image at most this: the whole-image schedule. */
 #define WINO_IMAGE_BYTES (4u << 20)
@@ -49,6 +55,18 @@ int axle_f32_conv_winograd_supports(const axle_f32_conv_params_t* p) {
          p->kernel[1] == 3 && p->kernel[2] == 3 && p->stride[1] == 1 && p->stride[2] == 1 &&
          p->dilation[1] == 1 && p->dilation[2] == 1 && p->in_channels <= WINO_MAX_CHANNELS &&
          p->out_channels <= WINO_MAX_CHANNELS && p->out[1] >= 7 && p->out[2] >= 7;
+}
+
+/* F(4x4) tiles a map needs before its 36 GEMMs beat F(2x2)'s 16. At
+ * 14x14 (16 tiles) half of every 32-wide GEMM panel is padding and the
+ * weights, 4x their size, are streamed for little work: ResNet-50's 256-
+ * channel layers there took 1.08 ms against F(2x2)'s 0.86-0.90; at 28x28
+ * (49 tiles) 0.59 against 0.82, at 56x56 0.65 against 0.90 (1 thread). */
+#define WINO4_MIN_TILES 48
+
+int axle_f32_conv_winograd_tile(const axle_f32_conv_params_t* p) {
+  const int64_t th = (p->out[1] + 3) / 4, tw = (p->out[2] + 3) / 4;
+  return th * tw >= WINO4_MIN_TILES ? 4 : 2;
 }
 
 static void gemm_for_block(const wino_geom_t* g, axle_f32_gemm_t* gm) {
@@ -64,20 +82,20 @@ static void gemm_for_block(const wino_geom_t* g, axle_f32_gemm_t* gm) {
   gm->ldc = g->ld;
 }
 
-static void geometry(const axle_f32_conv_params_t* p, uint32_t threads, wino_geom_t* g) {
+static void geometry(const axle_f32_conv_params_t* p, int tile, uint32_t threads, wino_geom_t* g) {
   memset(g, 0, sizeof *g);
   if (threads < 1) threads = 1;
+  g->tile = (size_t)tile;
+  g->elems = (g->tile + 2) * (g->tile + 2);
   g->c = (size_t)p->in_channels;
   g->m = (size_t)p->out_channels;
-  g->th = div_up((size_t)p->out[1], 2);
-  g->tw = div_up((size_t)p->out[2], 2);
-  g->groups = div_up(g->tw, 8);
-  g->cols = g->groups * 16 + 2 + 16;
-  g->whole = 16 * sizeof(float) * (g->c + g->m) * g->th * g->tw <= WINO_IMAGE_BYTES;
+  g->th = div_up((size_t)p->out[1], g->tile);
+  g->tw = div_up((size_t)p->out[2], g->tile);
+  g->whole = g->elems * sizeof(float) * (g->c + g->m) * g->th * g->tw <= WINO_IMAGE_BYTES;
   if (g->whole) {
     g->rows = g->th;
   } else {
-    size_t cap = WINO_BLOCK_BYTES / (16 * sizeof(float) * (g->c + g->m)) / g->tw;
+    size_t cap = WINO_BLOCK_BYTES / (g->elems * sizeof(float) * (g->c + g->m)) / g->tw;
     if (cap < 1) cap = 1;
     if (cap > g->th) cap = g->th;
     /* Tile rows per block: full pairs of 16-tile GEMM panels (the AVX-512
@@ -115,9 +133,14 @@ static void geometry(const axle_f32_conv_params_t* p, uint32_t threads, wino_geo
    * transform writes (or reads) in one L1 set, more than its ways. */
   g->v_e = g->c * g->ld + 16;
   g->m_e = g->m * g->ld + 16;
-  g->v_floats = 16 * g->v_e;
-  g->m_floats = 16 * g->m_e;
-  g->row_floats = round_up(4 * g->cols, 16);
+  g->v_floats = g->elems * g->v_e;
+  g->m_floats = g->elems * g->m_e;
+  if (tile == 2) {
+    /* The AVX2 input transform's padded copy of a tile row's 4 input rows. */
+    g->groups = div_up(g->tw, 8);
+    g->cols = g->groups * 16 + 2 + 16;
+    g->row_floats = round_up(4 * g->cols, 16);
+  }
   axle_f32_gemm_t gm;
   gemm_for_block(g, &gm);
   g->gemm_floats = round_up(axle_f32_gemm_scratch_size(&gm, 1) / sizeof(float) + 1, 16);
@@ -130,40 +153,48 @@ static void geometry(const axle_f32_conv_params_t* p, uint32_t threads, wino_geo
   }
 }
 
-size_t axle_f32_conv_winograd_packed_size(const axle_f32_conv_params_t* p) {
-  return 16 * axle_f32_gemm_packed_a_size((size_t)p->out_channels, (size_t)p->in_channels);
+size_t axle_f32_conv_winograd_packed_size(const axle_f32_conv_params_t* p, int tile) {
+  return (size_t)((tile + 2) * (tile + 2)) *
+         axle_f32_gemm_packed_a_size((size_t)p->out_channels, (size_t)p->in_channels);
 }
 
-size_t axle_f32_conv_winograd_scratch_size(const axle_f32_conv_params_t* p, uint32_t threads) {
+size_t axle_f32_conv_winograd_scratch_size(const axle_f32_conv_params_t* p, int tile,
+                                           uint32_t threads) {
   wino_geom_t g;
-  geometry(p, threads, &g);
+  geometry(p, tile, threads, &g);
   return g.scratch_floats * sizeof(float);
 }
 
-void axle_f32_conv_winograd_pack(const axle_f32_conv_params_t* p, const float* w,
+/* G of F(2x2, 3x3) and of F(4x4, 3x3) (interpolation points 0, +-1, +-2,
+ * infinity), by rows. */
+static const double k_g2[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
+static const double k_g4[6][3] = {{1. / 4, 0, 0},
+                                  {-1. / 6, -1. / 6, -1. / 6},
+                                  {-1. / 6, 1. / 6, -1. / 6},
+                                  {1. / 24, 1. / 12, 1. / 6},
+                                  {1. / 24, -1. / 12, 1. / 6},
+                                  {0, 0, 1}};
+
+void axle_f32_conv_winograd_pack(const axle_f32_conv_params_t* p, int tile, const float* w,
                                  float* packed) {
   const size_t m = (size_t)p->out_channels, c = (size_t)p->in_channels;
   const size_t one = axle_f32_gemm_packed_a_size(m, c);
-  memset(packed, 0, 16 * one * sizeof(float)); /* the panels' padding rows */
+  const int a = tile + 2;
+  const double(*gm)[3] = tile == 2 ? k_g2 : k_g4;
+  memset(packed, 0, (size_t)(a * a) * one * sizeof(float)); /* the panels' padding rows */
   for (size_t o = 0; o < m; ++o) {
     for (size_t i = 0; i < c; ++i) {
-      /* U = G g G^T in double, G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1]. */
+      /* U = G g G^T in double, rounded once. */
       const float* k = w + (o * c + i) * 9;
-      double gg[4][3], u[4][4];
-      for (int col = 0; col < 3; ++col) {
-        gg[0][col] = k[col];
-        gg[1][col] = 0.5 * ((double)k[col] + k[3 + col] + k[6 + col]);
-        gg[2][col] = 0.5 * ((double)k[col] - k[3 + col] + k[6 + col]);
-        gg[3][col] = k[6 + col];
-      }
-      for (int r = 0; r < 4; ++r) {
-        u[r][0] = gg[r][0];
-        u[r][1] = 0.5 * (gg[r][0] + gg[r][1] + gg[r][2]);
-        u[r][2] = 0.5 * (gg[r][0] - gg[r][1] + gg[r][2]);
-        u[r][3] = gg[r][2];
-      }
+      double gg[6][3];
+      for (int r = 0; r < a; ++r)
+        for (int col = 0; col < 3; ++col)
+          gg[r][col] = gm[r][0] * k[col] + gm[r][1] * k[3 + col] + gm[r][2] * k[6 + col];
       const size_t at = axle_f32_gemm_packed_a_index(m, c, o, i);
-      for (size_t e = 0; e < 16; ++e) packed[e * one + at] = (float)u[e / 4][e % 4];
+      for (int r = 0; r < a; ++r)
+        for (int col = 0; col < a; ++col)
+          packed[(size_t)(r * a + col) * one + at] =
+              (float)(gm[col][0] * gg[r][0] + gm[col][1] * gg[r][1] + gm[col][2] * gg[r][2]);
     }
   }
 }
@@ -186,7 +217,7 @@ static void wino_task(void* arg, size_t task, uint32_t thread) {
   axle_f32_gemm_t gm;
   gemm_for_block(g, &gm);
   gm.n = rows * g->tw; /* a last, partial block: only the tiles it has */
-  for (size_t e = 0; e < 16; ++e) {
+  for (size_t e = 0; e < g->elems; ++e) {
     gm.a.packed = r->u + e * r->u_stride;
     gm.b.data = v + e * g->v_e;
     gm.c = mbuf + e * g->m_e;
@@ -247,10 +278,10 @@ static void output_phase(void* arg, size_t task, uint32_t thread) {
 
 void axle_f32_conv_winograd_run(const axle_f32_conv_params_t* p, const float* x,
                                 const float* packed, const axle_f32_epilogue_t* ep, float* y,
-                                void* scratch, const axle_parallel_t* par, wino_input_fn input,
-                                wino_output_fn output) {
+                                void* scratch, const axle_parallel_t* par, int tile,
+                                wino_input_fn input, wino_output_fn output) {
   wino_geom_t g;
-  geometry(p, axle_parallel_threads(par), &g);
+  geometry(p, tile, axle_parallel_threads(par), &g);
   wino_run_t r = {p, &g, x, packed,
                   axle_f32_gemm_packed_a_size((size_t)p->out_channels, (size_t)p->in_channels),
                   ep, y, scratch, input, output};
@@ -272,7 +303,7 @@ void axle_f32_conv_winograd_run(const axle_f32_conv_params_t* p, const float* x,
                        ep->residual ? ep->residual + (size_t)image * g.m * out_vol : NULL,
                        v, m, bufs, gemm_scratch, div_up(g.c, parts), div_up(g.m, parts)};
     axle_parallel_run(par, div_up(g.c, ph.in_per_task), input_phase, &ph);
-    axle_parallel_run(par, 16, gemm_phase, &ph);
+    axle_parallel_run(par, g.elems, gemm_phase, &ph);
     axle_parallel_run(par, div_up(g.m, ph.out_per_task), output_phase, &ph);
   }
 }

@@ -152,6 +152,6 @@ AXLE_AVX2 static void output_transform(const wino_run_t* r, const float* mbuf, s
 void axle_f32_conv_winograd__avx2_fma(const axle_f32_conv_params_t* p, const float* x,
                                       const float* packed, const axle_f32_epilogue_t* ep,
                                       float* y, void* scratch, const axle_parallel_t* par) {
-  axle_f32_conv_winograd_run(p, x, packed, ep, y, scratch, par, input_transform,
+  axle_f32_conv_winograd_run(p, x, packed, ep, y, scratch, par, 2, input_transform,
                              output_transform);
 }

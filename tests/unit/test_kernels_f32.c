@@ -561,10 +561,12 @@ static void conv_isa_run(void) {
 }
 static void test_conv_isas(void) { below_best_isa(conv_isa_run); }
 
-/* One Winograd convolution through the AVX-512 variant against the direct
- * reference, and against the AVX2 variant bit for bit (same additions in the
- * same order), 32 floats past the output included (masked stores). */
-static void wino_case(const conv_shape_t* s, const ref_ep_t* e, uint32_t threads) {
+/* One Winograd convolution through an AVX-512 variant against the direct
+ * reference, 32 floats past the output included (masked stores). F(2x2)
+ * also against the AVX2 variant bit for bit (same additions in the same
+ * order) and within the prepared conv test's tolerance; F(4x4) within 3e-5
+ * of the output's scale (it is measured at about 1e-5 of it). */
+static void wino_case(const conv_shape_t* s, const ref_ep_t* e, uint32_t threads, int tile) {
   axle_f32_conv_params_t p;
   conv_fill(s, &p);
   CU_ASSERT_FATAL(axle_f32_conv_winograd_supports(&p));
@@ -581,30 +583,43 @@ static void wino_case(const conv_shape_t* s, const ref_ep_t* e, uint32_t threads
   axle_f32_epilogue_t ep;
   make_ep(e, bias, res, 0, &ep);
   axle_f32_conv_direct_scalar(&p, x, w, ep.bias, want);
-  for (size_t i = 0; i < out_n; ++i)
+  double scale = 0.0; /* of the convolution, before the activation's clamp */
+  for (size_t i = 0; i < out_n; ++i) {
+    if (fabs((double)want[i]) > scale) scale = fabs((double)want[i]);
     want[i] = ref_act((double)want[i] + (ep.residual ? res[i] : 0.0), &ep);
-  float* packed = kt_array(axle_f32_conv_winograd_packed_size(&p)); /* floats */
-  axle_f32_conv_winograd_pack(&p, w, packed);
+  }
+  float* packed = kt_array(axle_f32_conv_winograd_packed_size(&p, tile)); /* floats */
+  axle_f32_conv_winograd_pack(&p, tile, w, packed);
   uint32_t tstore;
   axle_parallel_t par;
   const axle_parallel_t* pp = kt_parallel(&tstore, &par, threads);
   /* Each variant on its own garbage scratch. */
-  void* scratch2 = kt_scratch(axle_f32_conv_winograd_scratch_size(&p, threads));
-  void* scratch5 = kt_scratch(axle_f32_conv_winograd_scratch_size(&p, threads));
-  axle_f32_conv_winograd__avx2_fma(&p, x, packed, &ep, y2, scratch2, pp);
-  axle_f32_conv_winograd__avx512(&p, x, packed, &ep, y5, scratch5, pp);
+  void* scratch2 = kt_scratch(axle_f32_conv_winograd_scratch_size(&p, tile, threads));
+  void* scratch5 = kt_scratch(axle_f32_conv_winograd_scratch_size(&p, tile, threads));
   char what[160];
   snprintf(what, sizeof what,
-           "winograd avx512 n%lld %lld->%lld in %lldx%lld pad %lld,%lld/%lld,%lld ep=%d%d%d "
-           "threads=%u",
-           (long long)p.batch, (long long)p.in_channels, (long long)p.out_channels,
+           "winograd F(%dx%d) avx512 n%lld %lld->%lld in %lldx%lld pad %lld,%lld/%lld,%lld "
+           "ep=%d%d%d threads=%u",
+           tile, tile, (long long)p.batch, (long long)p.in_channels, (long long)p.out_channels,
            (long long)p.in[1], (long long)p.in[2], (long long)s->pad[1], (long long)s->pad[2],
            (long long)s->pad_end[1], (long long)s->pad_end[2], e->bias, e->residual, e->act,
            threads);
-  kt_close(what, y5, want, out_n, 1e-5, 2e-6 * (double)(p.in_channels * 9 + 4));
-  if (memcmp(y5, y2, (out_n + 32) * sizeof(float)) != 0) {
-    fprintf(stderr, "\n%s: differs from the avx2 variant\n", what);
-    CU_FAIL(what);
+  if (tile == 2) {
+    axle_f32_conv_winograd__avx2_fma(&p, x, packed, &ep, y2, scratch2, pp);
+    axle_f32_conv_winograd__avx512(&p, x, packed, &ep, y5, scratch5, pp);
+    kt_close(what, y5, want, out_n, 1e-5, 2e-6 * (double)(p.in_channels * 9 + 4));
+    if (memcmp(y5, y2, (out_n + 32) * sizeof(float)) != 0) {
+      fprintf(stderr, "\n%s: differs from the avx2 variant\n", what);
+      CU_FAIL(what);
+    }
+  } else {
+    axle_f32_conv_winograd4__avx512(&p, x, packed, &ep, y5, scratch5, pp);
+    kt_close(what, y5, want, out_n, 0.0, 3e-5 * scale);
+    /* y2 still holds what y5 held before the run. */
+    if (memcmp(y5 + out_n, y2 + out_n, 32 * sizeof(float)) != 0) {
+      fprintf(stderr, "\n%s: wrote past the output\n", what);
+      CU_FAIL(what);
+    }
   }
   free(x);
   free(w);
@@ -639,7 +654,7 @@ static void test_winograd_avx512(void) {
                                     {1, h, wd}, {1, 3, 3}, {1, 1, 1}, {0}, {0, pb, pb},
                                     {0, pe, pe}};
         const size_t e = (pi + hi + wi) % 5;
-        wino_case(&shape, &k_eps[e], 1 + (uint32_t)((hi + wi) % 2));
+        wino_case(&shape, &k_eps[e], 1 + (uint32_t)((hi + wi) % 2), 2);
       }
   /* ResNet's 56x56 map: 8 channels stay whole-image, 64 are blocked (V and
    * M of the image past WINO_IMAGE_BYTES), as is an odd 57x45 map with a
@@ -651,7 +666,62 @@ static void test_winograd_avx512(void) {
   };
   for (size_t i = 0; i < sizeof big / sizeof big[0]; ++i)
     for (uint32_t threads = 1; threads <= 2; ++threads)
-      for (size_t e = 0; e < 5; ++e) wino_case(&big[i], &k_eps[e], threads);
+      for (size_t e = 0; e < 5; ++e) wino_case(&big[i], &k_eps[e], threads, 2);
+}
+
+static void test_winograd4_avx512(void) {
+  if (!have_avx512()) {
+    skip("winograd F(4x4) avx512: no AVX-512 on this CPU");
+    return;
+  }
+  /* Output heights with every remainder by 4; widths of 2..4 tiles (one
+   * partial 16-lane group, the last tile partial or not), 13..17 tiles
+   * (a full group and a partial one) and 32..33 (two full groups, then none
+   * or a third of 1 tile); padding 1 on both sides, none, and on one side
+   * only; batch 1 and 2; all small enough for the whole-image schedule. */
+  static const int64_t pads[][2] = {{1, 1}, {0, 0}, {1, 0}, {0, 1}};
+  static const int64_t heights[] = {8, 9, 10, 31};
+  static const int64_t widths[] = {7, 8, 13, 16, 50, 57, 65, 68, 127, 132};
+  for (size_t pi = 0; pi < sizeof pads / sizeof pads[0]; ++pi)
+    for (size_t hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi)
+      for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi) {
+        const int64_t pb = pads[pi][0], pe = pads[pi][1];
+        const int64_t h = heights[hi] + 2 - pb - pe, wd = widths[wi] + 2 - pb - pe;
+        const conv_shape_t shape = {1 + (int64_t)(wi % 2),
+                                    1,
+                                    3 + (int64_t)(hi % 3),
+                                    5,
+                                    {1, h, wd},
+                                    {1, 3, 3},
+                                    {1, 1, 1},
+                                    {0},
+                                    {0, pb, pb},
+                                    {0, pe, pe}};
+        const size_t e = (pi + hi + wi) % 5;
+        wino_case(&shape, &k_eps[e], 1 + (uint32_t)((hi + wi) % 2), 4);
+      }
+  /* The prepared convolution takes F(4x4) from 48 tiles (ResNet's 28x28
+   * map), not at 14x14 (16 tiles, half of each GEMM panel padding). */
+  axle_f32_conv_params_t p;
+  const conv_shape_t at28 = {1,         1,         8,   8,         {1, 28, 28},
+                             {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}};
+  const conv_shape_t at14 = {1,         1,         8,   8,         {1, 14, 14},
+                             {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}};
+  conv_fill(&at28, &p);
+  CU_ASSERT_EQUAL(axle_f32_conv_winograd_tile(&p), 4);
+  conv_fill(&at14, &p);
+  CU_ASSERT_EQUAL(axle_f32_conv_winograd_tile(&p), 2);
+  /* ResNet's 28x28 map with its 128 channels, and maps whose V and M pass
+   * WINO_IMAGE_BYTES (blocked, the second with a partial last block); every
+   * epilogue, 1 and 2 threads. */
+  static const conv_shape_t big[] = {
+      {1, 1, 128, 128, {1, 28, 28}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+      {1, 1, 24, 24, {1, 112, 112}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
+      {1, 1, 40, 36, {1, 93, 71}, {1, 3, 3}, {1, 1, 1}, {0}, {0}, {0}},
+  };
+  for (size_t i = 0; i < sizeof big / sizeof big[0]; ++i)
+    for (uint32_t threads = 1; threads <= 2; ++threads)
+      for (size_t e = 0; e < 5; ++e) wino_case(&big[i], &k_eps[e], threads, 4);
 }
 
 typedef struct dw_variant_t {
@@ -967,6 +1037,7 @@ int main(void) {
       {"prepared conv, threads", test_conv_threads},
       {"prepared conv, lower ISAs", test_conv_isas},
       {"winograd avx512 = direct, = avx2 bits", test_winograd_avx512},
+      {"winograd F(4x4) avx512 = direct", test_winograd4_avx512},
       {"depthwise 3x3 avx2/avx512 = scalar", test_dwconv_variants},
       {"depthwise 3x3 avx2/avx512 = scalar, planes 1..20 x 1..33", test_dwconv_planes},
       {"im2col blocks", test_im2col_block},
