@@ -30,7 +30,7 @@ void axle_f32_conv_plan(const axle_f32_conv_params_t* p, axle_f32_conv_plan_t* p
   }
   if (axle_kernels_isa() >= AXLE_ISA_AVX2_FMA && axle_f32_conv_winograd_supports(p)) {
     plan->algo = AXLE_F32_CONV_WINOGRAD;
-    plan->wino_tile = axle_kernels_isa() >= AXLE_ISA_AVX512 ? axle_f32_conv_winograd_tile(p) : 2;
+    plan->wino_tile = axle_f32_conv_winograd_tile(p, axle_kernels_isa());
     plan->group_floats = axle_f32_conv_winograd_packed_size(p, plan->wino_tile);
     return;
   }
@@ -209,8 +209,10 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
     return;
   }
   if (plan->algo == AXLE_F32_CONV_WINOGRAD) {
-    if (plan->wino_tile == 4)
+    if (plan->wino_tile == 4 && axle_kernels_isa() >= AXLE_ISA_AVX512)
       axle_f32_conv_winograd4__avx512(p, x, packed, ep, y, scratch, par);
+    else if (plan->wino_tile == 4)
+      axle_f32_conv_winograd4__avx2_fma(p, x, packed, ep, y, scratch, par);
     else if (axle_kernels_isa() >= AXLE_ISA_AVX512)
       axle_f32_conv_winograd__avx512(p, x, packed, ep, y, scratch, par);
     else

@@ -13,7 +13,7 @@
  * with ORT to 4e-7 of the output scale). F(4x4) multiplies by up to 8 in
  * its transforms and by sixths in G: about 1e-5 of a layer's output scale
  * (measured: 5e-6 at 64 channels, 1e-5 at 512), and it is used only where
- * its tiles fill the GEMMs (axle_f32_conv_winograd_tile), with AVX-512.
+ * its tiles fill the GEMMs (axle_f32_conv_winograd_tile).
  *
  * U (the weights) is transformed (in double) and packed once. The input
  * transform writes V for a vector of tiles (deinterleaving by t:
@@ -57,16 +57,18 @@ int axle_f32_conv_winograd_supports(const axle_f32_conv_params_t* p) {
          p->out_channels <= WINO_MAX_CHANNELS && p->out[1] >= 7 && p->out[2] >= 7;
 }
 
-/* F(4x4) tiles a map needs before its 36 GEMMs beat F(2x2)'s 16. At
- * 14x14 (16 tiles) half of every 32-wide GEMM panel is padding and the
- * weights, 4x their size, are streamed for little work: ResNet-50's 256-
- * channel layers there took 1.08 ms against F(2x2)'s 0.86-0.90; at 28x28
- * (49 tiles) 0.59 against 0.82, at 56x56 0.65 against 0.90 (1 thread). */
-#define WINO4_MIN_TILES 48
-
-int axle_f32_conv_winograd_tile(const axle_f32_conv_params_t* p) {
+/* F(4x4) tiles a map needs before its 36 GEMMs beat F(2x2)'s 16: enough
+ * to fill the GEMM tile's columns, since the weights are 4x their size and
+ * are streamed for each image. ResNet-50's layers, 1 thread: with AVX-512
+ * (32-wide tiles) at 56x56 0.65 against F(2x2)'s 0.90 ms, at 28x28 (49
+ * tiles) 0.59 against 0.82, at 14x14 (16 tiles: half of every tile
+ * padding) 1.08 against 0.86-0.90; with AVX2 (16-wide tiles) 0.85-1.08
+ * against 1.23-1.46 at 56x56 and 28x28, 1.10-1.18 against 1.29-1.41 at
+ * 14x14 (2 threads 0.64-0.69 against 0.68-0.71), and at 7x7 (4 tiles) 3.3
+ * against 1.8. */
+int axle_f32_conv_winograd_tile(const axle_f32_conv_params_t* p, axle_isa_t isa) {
   const int64_t th = (p->out[1] + 3) / 4, tw = (p->out[2] + 3) / 4;
-  return th * tw >= WINO4_MIN_TILES ? 4 : 2;
+  return th * tw >= (isa >= AXLE_ISA_AVX512 ? 48 : 16) ? 4 : 2;
 }
 
 static void gemm_for_block(const wino_geom_t* g, axle_f32_gemm_t* gm) {

@@ -270,9 +270,9 @@ void axle_f32_conv_gemm_scalar(const axle_f32_conv_params_t* p, const float* x,
  *              2); with AVX-512, runs of small planes (multiplier 1) per call
  *   WINOGRAD   2-D 3x3, stride 1, dilation 1, one group, up to 512 channels
  *              in and out, output at least 7x7, with AVX2: F(2x2, 3x3), 16
- *              GEMMs with 2.25x fewer multiplies; with AVX-512, where it
- *              pays (axle_f32_conv_winograd_tile), F(4x4, 3x3), 36 GEMMs
- *              with 4x fewer (see conv_winograd.c)
+ *              GEMMs with 2.25x fewer multiplies, or, where it pays
+ *              (axle_f32_conv_winograd_tile), F(4x4, 3x3), 36 GEMMs with
+ *              4x fewer (see conv_winograd.c)
  * and, for GEMM/IM2COL, the orientation: when the output has few pixels
  * (7x7 maps fill half-empty 16-wide tiles) it computes Y^T = X^T W^T, with
  * pixels on the 6-row side of the tile, and stores the result transposed. */
@@ -307,17 +307,16 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
                    const axle_parallel_t* par);
 
 /* Winograd pieces behind AXLE_F32_CONV_WINOGRAD (AVX2 and up; the reference
- * is axle_f32_conv_direct_scalar). tile: 2 for F(2x2, 3x3), whose AVX2 and
- * AVX-512 variants take the same packed weights and scratch and give the
- * same bits; 4 for F(4x4, 3x3), AVX-512 only, whose transforms multiply by
- * up to 8 and whose weights carry sixths and 24ths: its results differ from
- * the direct convolution's by about 1e-5 of the output scale where F(2x2)
- * stays within 1e-6. */
+ * is axle_f32_conv_direct_scalar). tile: 2 for F(2x2, 3x3), 4 for F(4x4,
+ * 3x3). For either, the AVX2 and AVX-512 variants take the same packed
+ * weights and scratch and give the same bits. F(4x4)'s transforms multiply
+ * by up to 8 and its weights carry sixths and 24ths: its results differ
+ * from the direct convolution's by about 1e-5 of the output scale, where
+ * F(2x2) stays within 1e-6. */
 int axle_f32_conv_winograd_supports(const axle_f32_conv_params_t* p);
-/* The tile to use with AVX-512 for a supported shape: 4 where the larger
- * tiles pay (enough tiles to fill the GEMMs, weights small enough to stream
- * 4x their size), else 2. */
-int axle_f32_conv_winograd_tile(const axle_f32_conv_params_t* p);
+/* The tile for a supported shape at the given ISA level: 4 where the larger
+ * tiles pay (enough of them to fill the GEMM tiles of that ISA), else 2. */
+int axle_f32_conv_winograd_tile(const axle_f32_conv_params_t* p, axle_isa_t isa);
 size_t axle_f32_conv_winograd_packed_size(const axle_f32_conv_params_t* p, int tile);
 void axle_f32_conv_winograd_pack(const axle_f32_conv_params_t* p, int tile, const float* w,
                                  float* packed);
@@ -329,6 +328,9 @@ void axle_f32_conv_winograd__avx2_fma(const axle_f32_conv_params_t* p, const flo
 void axle_f32_conv_winograd__avx512(const axle_f32_conv_params_t* p, const float* x,
                                     const float* packed, const axle_f32_epilogue_t* ep, float* y,
                                     void* scratch, const axle_parallel_t* par);
+void axle_f32_conv_winograd4__avx2_fma(const axle_f32_conv_params_t* p, const float* x,
+                                       const float* packed, const axle_f32_epilogue_t* ep, float* y,
+                                       void* scratch, const axle_parallel_t* par);
 void axle_f32_conv_winograd4__avx512(const axle_f32_conv_params_t* p, const float* x,
                                      const float* packed, const axle_f32_epilogue_t* ep, float* y,
                                      void* scratch, const axle_parallel_t* par);
