@@ -29,6 +29,11 @@
 #define AXLE_AVX512 __attribute__((target("avx2,fma,avx512f")))
 #define AXLE_INLINE AXLE_AVX512 static inline __attribute__((always_inline))
 
+/* The first n lanes (all 16 from n = 16 up). */
+static __mmask16 first_lanes(size_t n) {
+  return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u);
+}
+
 /* Lanes j of a 16-lane load at column s with 0 <= s + j < n. */
 static __mmask16 span_mask(int64_t s, int64_t n) {
   const int64_t lo = s < 0 ? -s : 0, hi = n - s > 16 ? 16 : n - s;
@@ -72,7 +77,7 @@ AXLE_AVX512 static void input_transform(const wino_run_t* r, const float* xc, si
     const int64_t x0 = 2 * (int64_t)t0 - pl;
     const __mmask16 k0 = span_mask(x0, iw), k1 = span_mask(x0 + 16, iw);
     const __mmask16 k2 = span_mask(x0 + 32, iw) & 3;
-    const __mmask16 kt = g->tw - t0 >= 16 ? 0xFFFF : (__mmask16)((1u << (g->tw - t0)) - 1u);
+    const __mmask16 kt = first_lanes(g->tw - t0);
     __m512 d[4][4];
     for (size_t rl = 0; rl < rows; ++rl) {
       const int64_t iy0 = 2 * (int64_t)(ty0 + rl) - pt;
@@ -136,7 +141,7 @@ AXLE_AVX512 static void output_transform(const wino_run_t* r, const float* mbuf,
   for (size_t rl = 0; rl < rows; ++rl) {
     const size_t oy = 2 * (ty0 + rl);
     for (size_t t0 = 0; t0 < g->tw; t0 += 16) {
-      const __mmask16 kt = g->tw - t0 >= 16 ? 0xFFFF : (__mmask16)((1u << (g->tw - t0)) - 1u);
+      const __mmask16 kt = first_lanes(g->tw - t0);
       const float* src = mo + rl * g->tw + t0;
       __m512 q[2][4];
       for (int j = 0; j < 4; ++j) {
@@ -148,8 +153,7 @@ AXLE_AVX512 static void output_transform(const wino_run_t* r, const float* mbuf,
         q[1][j] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
       }
       const size_t x0 = 2 * t0, n = ow - x0 < 32 ? ow - x0 : 32;
-      const __mmask16 klo = n >= 16 ? 0xFFFF : (__mmask16)((1u << n) - 1u);
-      const __mmask16 khi = n >= 32 ? 0xFFFF : n > 16 ? (__mmask16)((1u << (n - 16)) - 1u) : 0;
+      const __mmask16 klo = first_lanes(n), khi = n > 16 ? first_lanes(n - 16) : 0;
       for (size_t i = 0; i < 2 && oy + i < oh; ++i) {
         const __m512 even = _mm512_add_ps(_mm512_add_ps(q[i][0], q[i][1]), q[i][2]);
         const __m512 odd = _mm512_sub_ps(_mm512_sub_ps(q[i][1], q[i][2]), q[i][3]);
@@ -224,7 +228,7 @@ AXLE_AVX512 static void input_transform4(const wino_run_t* r, const float* xc, s
     __mmask16 kx[5];
     for (int j = 0; j < 5; ++j) kx[j] = span_mask(x0 + 16 * j, iw);
     kx[4] &= 3;
-    const __mmask16 kt = g->tw - t0 >= 16 ? 0xFFFF : (__mmask16)((1u << (g->tw - t0)) - 1u);
+    const __mmask16 kt = first_lanes(g->tw - t0);
     for (size_t rl = 0; rl < rows; ++rl) {
       const int64_t iy0 = 4 * (int64_t)(ty0 + rl) - pt;
       /* W = B^T d over the rows, on the rows as loaded. */
@@ -279,7 +283,7 @@ AXLE_AVX512 static void output_transform4(const wino_run_t* r, const float* mbuf
   for (size_t rl = 0; rl < rows; ++rl) {
     const size_t oy = 4 * (ty0 + rl);
     for (size_t t0 = 0; t0 < g->tw; t0 += 16) {
-      const __mmask16 kt = g->tw - t0 >= 16 ? 0xFFFF : (__mmask16)((1u << (g->tw - t0)) - 1u);
+      const __mmask16 kt = first_lanes(g->tw - t0);
       const float* src = mo + rl * g->tw + t0;
       /* Q = A^T M over the rows of the tile: q[i][j] for output row i. */
       __m512 q[4][6];
@@ -292,10 +296,7 @@ AXLE_AVX512 static void output_transform4(const wino_run_t* r, const float* mbuf
       }
       const size_t x0 = 4 * t0, n = ow - x0 < 64 ? ow - x0 : 64;
       __mmask16 kn[4];
-      for (size_t s = 0; s < 4; ++s)
-        kn[s] = n <= 16 * s        ? 0
-                : n - 16 * s >= 16 ? 0xFFFF
-                                   : (__mmask16)((1u << (n - 16 * s)) - 1u);
+      for (size_t s = 0; s < 4; ++s) kn[s] = n > 16 * s ? first_lanes(n - 16 * s) : 0;
       for (size_t i = 0; i < 4 && oy + i < oh; ++i) {
         __m512 y[4];
         at4(q[i], y);

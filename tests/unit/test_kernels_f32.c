@@ -640,40 +640,53 @@ static void wino_case(const conv_shape_t* s, const ref_ep_t* e, uint32_t threads
   free(scratch5);
 }
 
-static void test_winograd_avx512(void) {
-  if (!have_avx512()) {
-    skip("winograd avx512: no AVX-512 on this CPU");
-    return;
-  }
-  /* Output widths 7..17 (4..9 tiles in one partial 16-lane group) and
-   * 31..34 (one full group, then none or a second of 1 tile), odd and even
-   * heights, padding 1 on both sides, none, and on one side only, batch 1
-   * and 2; all small enough for the whole-image schedule. */
+/* Every combination of output height, output width and padding (1 on both
+ * sides, none, and on one side only), batch 1 and 2, channels and epilogues
+ * and 1 or 2 threads varied along. */
+static void wino_sweep(const int64_t* heights, size_t nh, const int64_t* widths, size_t nw,
+                       int tile) {
   static const int64_t pads[][2] = {{1, 1}, {0, 0}, {1, 0}, {0, 1}};
-  static const int64_t heights[] = {7, 10, 13, 17};
-  static const int64_t widths[] = {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 32, 33, 34};
   for (size_t pi = 0; pi < sizeof pads / sizeof pads[0]; ++pi)
-    for (size_t hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi)
-      for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi) {
+    for (size_t hi = 0; hi < nh; ++hi)
+      for (size_t wi = 0; wi < nw; ++wi) {
         const int64_t pb = pads[pi][0], pe = pads[pi][1];
         const int64_t h = heights[hi] + 2 - pb - pe, wd = widths[wi] + 2 - pb - pe;
         const conv_shape_t shape = {1 + (int64_t)(wi % 2), 1, 3 + (int64_t)(hi % 3), 5,
                                     {1, h, wd}, {1, 3, 3}, {1, 1, 1}, {0}, {0, pb, pb},
                                     {0, pe, pe}};
         const size_t e = (pi + hi + wi) % 5;
-        wino_case(&shape, &k_eps[e], 1 + (uint32_t)((hi + wi) % 2), 2);
+        wino_case(&shape, &k_eps[e], 1 + (uint32_t)((hi + wi) % 2), tile);
       }
+}
+
+/* Each shape with every epilogue, on 1 and 2 threads. */
+static void wino_shapes(const conv_shape_t* shapes, size_t n, int tile) {
+  for (size_t i = 0; i < n; ++i)
+    for (uint32_t threads = 1; threads <= 2; ++threads)
+      for (size_t e = 0; e < 5; ++e) wino_case(&shapes[i], &k_eps[e], threads, tile);
+}
+
+static void test_winograd2(void) {
+  if (!have_avx2()) {
+    skip("winograd F(2x2): no AVX2 on this CPU");
+    return;
+  }
+  /* Output widths 7..17 (4..9 tiles in one partial 16-lane group) and
+   * 31..34 (one full group, then none or a second of 1 tile), odd and even
+   * heights; all small enough for the whole-image schedule. */
+  static const int64_t heights[] = {7, 10, 13, 17};
+  static const int64_t widths[] = {7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 32, 33, 34};
+  wino_sweep(heights, sizeof heights / sizeof heights[0], widths, sizeof widths / sizeof widths[0],
+             2);
   /* ResNet's 56x56 map: 8 channels stay whole-image, 64 are blocked (V and
    * M of the image past WINO_IMAGE_BYTES), as is an odd 57x45 map with a
-   * partial last block; every epilogue, 1 and 2 threads. */
+   * partial last block. */
   static const conv_shape_t big[] = {
       {1, 1, 8, 8, {1, 56, 56}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
       {1, 1, 64, 64, {1, 56, 56}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
       {1, 1, 64, 72, {1, 59, 47}, {1, 3, 3}, {1, 1, 1}, {0}, {0}, {0}},
   };
-  for (size_t i = 0; i < sizeof big / sizeof big[0]; ++i)
-    for (uint32_t threads = 1; threads <= 2; ++threads)
-      for (size_t e = 0; e < 5; ++e) wino_case(&big[i], &k_eps[e], threads, 2);
+  wino_shapes(big, sizeof big / sizeof big[0], 2);
 }
 
 static void test_winograd4(void) {
@@ -682,31 +695,14 @@ static void test_winograd4(void) {
     return;
   }
   /* Output heights with every remainder by 4; widths of 2..4 tiles (one
-   * partial 16-lane group, the last tile partial or not), 13..17 tiles
-   * (a full group and a partial one) and 32..33 (two full groups, then none
-   * or a third of 1 tile); padding 1 on both sides, none, and on one side
-   * only; batch 1 and 2; all small enough for the whole-image schedule. */
-  static const int64_t pads[][2] = {{1, 1}, {0, 0}, {1, 0}, {0, 1}};
+   * partial group of lanes, the last tile partial or not), 13..17 tiles
+   * (a full AVX-512 group and a partial one) and 32..33 (two full groups,
+   * then none or a third of 1 tile); all small enough for the whole-image
+   * schedule. */
   static const int64_t heights[] = {8, 9, 10, 31};
   static const int64_t widths[] = {7, 8, 13, 16, 50, 57, 65, 68, 127, 132};
-  for (size_t pi = 0; pi < sizeof pads / sizeof pads[0]; ++pi)
-    for (size_t hi = 0; hi < sizeof heights / sizeof heights[0]; ++hi)
-      for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi) {
-        const int64_t pb = pads[pi][0], pe = pads[pi][1];
-        const int64_t h = heights[hi] + 2 - pb - pe, wd = widths[wi] + 2 - pb - pe;
-        const conv_shape_t shape = {1 + (int64_t)(wi % 2),
-                                    1,
-                                    3 + (int64_t)(hi % 3),
-                                    5,
-                                    {1, h, wd},
-                                    {1, 3, 3},
-                                    {1, 1, 1},
-                                    {0},
-                                    {0, pb, pb},
-                                    {0, pe, pe}};
-        const size_t e = (pi + hi + wi) % 5;
-        wino_case(&shape, &k_eps[e], 1 + (uint32_t)((hi + wi) % 2), 4);
-      }
+  wino_sweep(heights, sizeof heights / sizeof heights[0], widths, sizeof widths / sizeof widths[0],
+             4);
   /* The prepared convolution takes F(4x4) where its tiles fill the GEMM
    * tiles: with AVX-512 (32 wide) from 48 (ResNet's 28x28 map), not 16
    * (14x14); with AVX2 (16 wide) from 16, not 4 (7x7). */
@@ -721,16 +717,13 @@ static void test_winograd4(void) {
     CU_ASSERT_EQUAL(axle_f32_conv_winograd_tile(&p, AXLE_ISA_AVX2_FMA), want_avx2[i]);
   }
   /* ResNet's 28x28 map with its 128 channels, and maps whose V and M pass
-   * WINO_IMAGE_BYTES (blocked, the second with a partial last block); every
-   * epilogue, 1 and 2 threads. */
+   * WINO_IMAGE_BYTES (blocked, the second with a partial last block). */
   static const conv_shape_t big[] = {
       {1, 1, 128, 128, {1, 28, 28}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
       {1, 1, 24, 24, {1, 112, 112}, {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}},
       {1, 1, 40, 36, {1, 93, 71}, {1, 3, 3}, {1, 1, 1}, {0}, {0}, {0}},
   };
-  for (size_t i = 0; i < sizeof big / sizeof big[0]; ++i)
-    for (uint32_t threads = 1; threads <= 2; ++threads)
-      for (size_t e = 0; e < 5; ++e) wino_case(&big[i], &k_eps[e], threads, 4);
+  wino_shapes(big, sizeof big / sizeof big[0], 4);
 }
 
 typedef struct dw_variant_t {
@@ -1045,7 +1038,7 @@ int main(void) {
       {"prepared conv, serial", test_conv_serial},
       {"prepared conv, threads", test_conv_threads},
       {"prepared conv, lower ISAs", test_conv_isas},
-      {"winograd avx512 = direct, = avx2 bits", test_winograd_avx512},
+      {"winograd F(2x2) avx2/avx512 = direct, same bits", test_winograd2},
       {"winograd F(4x4) avx2/avx512 = direct, same bits", test_winograd4},
       {"depthwise 3x3 avx2/avx512 = scalar", test_dwconv_variants},
       {"depthwise 3x3 avx2/avx512 = scalar, planes 1..20 x 1..33", test_dwconv_planes},
