@@ -49,6 +49,8 @@
 
 static size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 static size_t round_up(size_t a, size_t b) { return div_up(a, b) * b; }
+/* GEMMs (transform elements) of tiles of tile x tile outputs. */
+static size_t elems_of(int tile) { return (size_t)(tile + 2) * (size_t)(tile + 2); }
 
 int axle_f32_conv_winograd_supports(const axle_f32_conv_params_t* p) {
   return p->groups == 1 && p->in[0] == 1 && p->out[0] == 1 && p->kernel[0] == 1 &&
@@ -67,8 +69,8 @@ int axle_f32_conv_winograd_supports(const axle_f32_conv_params_t* p) {
  * 14x14 (2 threads 0.64-0.69 against 0.68-0.71), and at 7x7 (4 tiles) 3.3
  * against 1.8. */
 int axle_f32_conv_winograd_tile(const axle_f32_conv_params_t* p, axle_isa_t isa) {
-  const int64_t th = (p->out[1] + 3) / 4, tw = (p->out[2] + 3) / 4;
-  return th * tw >= (isa >= AXLE_ISA_AVX512 ? 48 : 16) ? 4 : 2;
+  const size_t tiles = div_up((size_t)p->out[1], 4) * div_up((size_t)p->out[2], 4);
+  return tiles >= (isa >= AXLE_ISA_AVX512 ? 48u : 16u) ? 4 : 2;
 }
 
 static void gemm_for_block(const wino_geom_t* g, axle_f32_gemm_t* gm) {
@@ -87,12 +89,11 @@ static void gemm_for_block(const wino_geom_t* g, axle_f32_gemm_t* gm) {
 static void geometry(const axle_f32_conv_params_t* p, int tile, uint32_t threads, wino_geom_t* g) {
   memset(g, 0, sizeof *g);
   if (threads < 1) threads = 1;
-  g->tile = (size_t)tile;
-  g->elems = (g->tile + 2) * (g->tile + 2);
+  g->elems = elems_of(tile);
   g->c = (size_t)p->in_channels;
   g->m = (size_t)p->out_channels;
-  g->th = div_up((size_t)p->out[1], g->tile);
-  g->tw = div_up((size_t)p->out[2], g->tile);
+  g->th = div_up((size_t)p->out[1], (size_t)tile);
+  g->tw = div_up((size_t)p->out[2], (size_t)tile);
   g->whole = g->elems * sizeof(float) * (g->c + g->m) * g->th * g->tw <= WINO_IMAGE_BYTES;
   if (g->whole) {
     g->rows = g->th;
@@ -156,7 +157,7 @@ static void geometry(const axle_f32_conv_params_t* p, int tile, uint32_t threads
 }
 
 size_t axle_f32_conv_winograd_packed_size(const axle_f32_conv_params_t* p, int tile) {
-  return (size_t)((tile + 2) * (tile + 2)) *
+  return elems_of(tile) *
          axle_f32_gemm_packed_a_size((size_t)p->out_channels, (size_t)p->in_channels);
 }
 
@@ -183,7 +184,7 @@ void axle_f32_conv_winograd_pack(const axle_f32_conv_params_t* p, int tile, cons
   const size_t one = axle_f32_gemm_packed_a_size(m, c);
   const int a = tile + 2;
   const double(*gm)[3] = tile == 2 ? k_g2 : k_g4;
-  memset(packed, 0, (size_t)(a * a) * one * sizeof(float)); /* the panels' padding rows */
+  memset(packed, 0, elems_of(tile) * one * sizeof(float)); /* the panels' padding rows */
   for (size_t o = 0; o < m; ++o) {
     for (size_t i = 0; i < c; ++i) {
       /* U = G g G^T in double, rounded once. */

@@ -11,7 +11,7 @@
 #include "axle_kernels.h"
 
 typedef struct wino_geom_t {
-  size_t tile, elems;  /* outputs per tile side (2 or 4); (tile + 2)^2 */
+  size_t elems;        /* (t + 2)^2 for tiles of t x t outputs */
   size_t c, m;         /* input, output channels */
   size_t th, tw;       /* tile rows, tiles per row */
   size_t rows;         /* tile rows per block */
