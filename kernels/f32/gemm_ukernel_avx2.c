@@ -154,6 +154,8 @@ AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
    * pre-packed weights on the A side (most layers) come from memory too. */
   const size_t next_a = kc * MR;
   if (nr <= NR / 2) {
+    axle_f32_gemm_share_t share = axle_f32_gemm_share(flags, kc / 2, 2);
+    const float* pf = b + next_panel + share.first * ldb;
     /* Half-width tile (the last panel of 196 or 49 columns): the second B
      * vector would only multiply zero padding, at the full tile's cost.
      * Odd K steps go to the idle second accumulators, so each chain waits
@@ -161,7 +163,11 @@ AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
     size_t p = 0;
 #pragma GCC unroll 2
     for (; p + 2 <= kc; p += 2) {
-      _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
+      if (axle_f32_gemm_share_due(&share)) {
+        _mm_prefetch((const char*)pf, _MM_HINT_T1);
+        _mm_prefetch((const char*)(pf + ldb), _MM_HINT_T1);
+        pf += 2 * ldb;
+      }
       _mm_prefetch((const char*)(a + next_a), _MM_HINT_T1);
       const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + ldb);
 #pragma GCC unroll 6
@@ -180,9 +186,14 @@ AXLE_AVX2_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* a,
 #pragma GCC unroll 6
     for (size_t i = 0; i < MR; ++i) x[i] = _mm256_add_ps(x[i], y[i]);
   } else {
+    axle_f32_gemm_share_t share = axle_f32_gemm_share(flags, kc, 1);
+    const float* pf = b + next_panel + share.first * ldb;
 #pragma GCC unroll 4
     for (size_t p = 0; p < kc; ++p) {
-      _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
+      if (axle_f32_gemm_share_due(&share)) {
+        _mm_prefetch((const char*)pf, _MM_HINT_T1);
+        pf += ldb;
+      }
       if (p % 2 == 0) _mm_prefetch((const char*)(a + next_a), _MM_HINT_T1);
       const __m256 b0 = _mm256_loadu_ps(b);
       const __m256 b1 = _mm256_loadu_ps(b + 8);

@@ -146,12 +146,15 @@ AXLE_AVX512_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* 
   const size_t next_a = kc * MR;
   const int pf_a = (flags & AXLE_F32_GEMM_PREFETCH_A) != 0;
   const int pf_b = (flags & AXLE_F32_GEMM_PREFETCH_B) != 0;
+  axle_f32_gemm_share_t share = axle_f32_gemm_share(flags, kc / 2, 2);
+  const float* pf = b + next_panel + share.first * ldb;
   size_t p = 0;
 #pragma GCC unroll 2
   for (; p + 2 <= kc; p += 2) {
-    if (pf_b) {
-      _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
-      _mm_prefetch((const char*)(b + ldb + next_panel), _MM_HINT_T1);
+    if (pf_b && axle_f32_gemm_share_due(&share)) {
+      _mm_prefetch((const char*)pf, _MM_HINT_T1);
+      _mm_prefetch((const char*)(pf + ldb), _MM_HINT_T1);
+      pf += 2 * ldb;
     }
     if (pf_a) _mm_prefetch((const char*)(a + next_a), _MM_HINT_T1);
     const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + ldb);
@@ -214,11 +217,14 @@ AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int pf_a
    * prefetcher alone left ResNet-50's 1x1 layers 10-15 % slower (one line
    * per panel every two K steps covers the 48 bytes they take). */
   const size_t next = 2 * b_next, a_ahead = 2 * a_next;
+  axle_f32_gemm_share_t share = axle_f32_gemm_share(flags, kc, 1);
+  const float* pf = b + next + share.first * ldb;
 #pragma GCC unroll 2
   for (size_t p = 0; p < kc; ++p) {
-    if (pf_b) {
-      _mm_prefetch((const char*)(b + next), _MM_HINT_T1);
-      _mm_prefetch((const char*)(b1 + next), _MM_HINT_T1);
+    if (pf_b && axle_f32_gemm_share_due(&share)) {
+      _mm_prefetch((const char*)pf, _MM_HINT_T1);
+      _mm_prefetch((const char*)(pf + b_next), _MM_HINT_T1);
+      pf += ldb;
     }
     if (pf_a && p % 2 == 0) {
       _mm_prefetch((const char*)(a + a_ahead), _MM_HINT_T1);

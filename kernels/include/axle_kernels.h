@@ -122,6 +122,45 @@ void axle_f32_epilogue_init(axle_f32_epilogue_t* ep);
  * kernel may prefetch regardless (the AVX2 one does: no cost measured). */
 #define AXLE_F32_GEMM_PREFETCH_A 8u
 #define AXLE_F32_GEMM_PREFETCH_B 16u
+/* With PREFETCH_B: this tile is number `index` of `count` (1..255) tiles that
+ * read the same B panels in turn, and fetches only its share of the next
+ * ones, so that they arrive at an even pace over all of them. One tile
+ * fetching them all at its own pace asks memory for a pair of lines every
+ * few nanoseconds, more than the line fill buffers carry, and then nothing
+ * for the rest of the column: ResNet-50's 7x7 pointwise layers, whose
+ * pre-packed weights stream from memory, ran 15-25 % slower that way
+ * (Sapphire Rapids). */
+#define AXLE_F32_GEMM_PREFETCH_SHARE(index, count) \
+  ((((uint32_t)(count) & 255u) << 16) | (((uint32_t)(index) & 255u) << 24))
+
+/* How a kernel takes its share: a K loop of `steps` steps that fetch `rows`
+ * K rows of the next panels each fetches a contiguous run of them, from row
+ * `first`, every `every` steps, a stream the hardware prefetchers follow
+ * (every count-th row instead, interleaved with the other tiles', was as
+ * slow as no sharing with 4 tiles and ~10 % faster with 5). The count
+ * tiles' runs cover rows [0, steps * rows) once. Without a share: every
+ * step, from row 0. */
+typedef struct axle_f32_gemm_share_t {
+  size_t every, wait, first;
+} axle_f32_gemm_share_t;
+
+static inline axle_f32_gemm_share_t axle_f32_gemm_share(uint32_t flags, size_t steps, size_t rows) {
+  const size_t count = (flags >> 16) & 255u, index = (flags >> 24) & 255u;
+  axle_f32_gemm_share_t s = {1, 1, 0};
+  if (count > 1) {
+    s.every = count;
+    s.first = index * rows * ((steps + count - 1) / count);
+  }
+  return s;
+}
+
+/* Counts a step; true on the steps whose rows the tile fetches. */
+static inline int axle_f32_gemm_share_due(axle_f32_gemm_share_t* s) {
+  if (--s->wait) return 0;
+  s->wait = s->every;
+  return 1;
+}
+
 /* And: fetch the tile's C lines before its K loop even when they are only
  * stored (lines the epilogue loads, C's when accumulating and the
  * residual's, are fetched regardless). For tile orders that leave C's

@@ -156,6 +156,49 @@ static void test_ukernel_avx512(void) {
   ukernel_all(axle_f32_gemm_6x16__avx512, "avx512");
 }
 
+/* The tiles of a column taking shares of the next panels' prefetches
+ * (AXLE_F32_GEMM_PREFETCH_SHARE) between them fetch every row a K loop
+ * covers once, whatever the loop's length and rows per step; without a
+ * share, one tile fetches them all in order. */
+static void test_prefetch_shares(void) {
+  int* seen = calloc(2 * 300 + 2 * 24 * 2, sizeof(int));
+  for (size_t rows = 1; rows <= 2; ++rows)
+    for (size_t count = 0; count <= 24; ++count)
+      for (size_t steps = 0; steps <= 300; ++steps) {
+        const size_t tiles = count > 1 ? count : 1, span = steps * rows;
+        memset(seen, 0, (2 * 300 + 2 * 24 * 2) * sizeof(int));
+        int order_ok = 1;
+        for (size_t t = 0; t < tiles; ++t) {
+          const uint32_t flags = AXLE_F32_GEMM_PREFETCH_B | AXLE_F32_GEMM_FINISH |
+                                 (count ? AXLE_F32_GEMM_PREFETCH_SHARE(t, count) : 0u);
+          axle_f32_gemm_share_t sh = axle_f32_gemm_share(flags, steps, rows);
+          size_t row = sh.first;
+          for (size_t p = 0; p < steps; ++p)
+            if (axle_f32_gemm_share_due(&sh)) {
+              if (count <= 1 && row != p * rows) order_ok = 0;
+              for (size_t q = row; q < row + rows; ++q) seen[q]++;
+              row += rows;
+            }
+        }
+        size_t missed = 0, twice = 0;
+        for (size_t q = 0; q < span; ++q) missed += seen[q] == 0, twice += seen[q] > 1;
+        if (missed || twice || !order_ok) {
+          fprintf(stderr, "\n  rows %zu count %zu steps %zu: %zu missed %zu twice%s\n", rows, count,
+                  steps, missed, twice, order_ok ? "" : ", out of order");
+          CU_FAIL_FATAL("prefetch shares");
+        }
+      }
+  free(seen);
+  /* The share bits leave the product alone (the kernels only prefetch). */
+  ukernel_case(axle_f32_gemm_ukernel(), "with a share", MR, NR, 33, NR,
+               AXLE_F32_GEMM_FINISH | AXLE_F32_GEMM_PREFETCH_B | AXLE_F32_GEMM_PREFETCH_SHARE(2, 3),
+               &k_eps[1]);
+  ukernel_case(axle_f32_gemm_ukernel(), "with a share, half width", MR, NR / 2, 33, NR + 5,
+               AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_PREFETCH_B | AXLE_F32_GEMM_PREFETCH_A |
+                   AXLE_F32_GEMM_PREFETCH_SHARE(4, 5),
+               &k_eps[2]);
+}
+
 static void test_ukernel_nan_passes(void) {
   /* ReLU/Clip of NaN is NaN in ONNX: the clamp must not swallow it. */
   axle_f32_gemm_ukernel_fn uks[3] = {axle_f32_gemm_6x16__scalar, axle_f32_gemm_6x16__avx2_fma,
@@ -1025,6 +1068,7 @@ int main(void) {
       {"micro-kernel 6x16 avx2_fma", test_ukernel_avx2},
       {"micro-kernel 6x16 avx512", test_ukernel_avx512},
       {"NaN through the clamp", test_ukernel_nan_passes},
+      {"prefetch shares cover the next panels once", test_prefetch_shares},
       {"pack_a avx2 = scalar", test_pack_a_variants},
       {"pack_b avx2 = scalar", test_pack_b_variants},
       {"driver, serial", test_driver_serial},
