@@ -16,6 +16,24 @@ static int is_pointwise(const axle_f32_conv_params_t* p) {
   return 1;
 }
 
+/* Winograd's transformed weights are 16/9 the size of the plain ones. A map
+ * of at most 16 F(2x2) tiles (8x8 and smaller) fills one GEMM column panel,
+ * so each transformed weight serves that one panel, and when they do not
+ * fit the L2 they are streamed at more bytes per multiply than im2col's
+ * GEMM reads over the map's pixels. With AVX-512's GEMM that costs more
+ * than the multiplies saved: ResNet-50's 512-channel 3x3 layers at 7x7 (16
+ * MB transformed), 1 thread, weights streamed: 1.99 ms against im2col's
+ * 1.61 (in cache 1.18 against 1.52); 256 channels (4 MB): 0.52 against
+ * 0.42; 128 channels (1 MB) 0.09 against 0.12. With AVX2's, at half the
+ * multiply rate, Winograd stays ahead (512 channels 2.04-2.16 against 2.47,
+ * 256 0.55 against 0.65). */
+#define WINO_STREAMED_BYTES (2u << 20)
+static int winograd_pays(const axle_f32_conv_params_t* p, axle_isa_t isa) {
+  const size_t tiles = (size_t)((p->out[1] + 1) / 2) * (size_t)((p->out[2] + 1) / 2);
+  return isa < AXLE_ISA_AVX512 || tiles > AXLE_F32_GEMM_NR ||
+         axle_f32_conv_winograd_packed_size(p, 2) * sizeof(float) <= WINO_STREAMED_BYTES;
+}
+
 void axle_f32_conv_plan(const axle_f32_conv_params_t* p, axle_f32_conv_plan_t* plan) {
   memset(plan, 0, sizeof *plan);
   plan->p = *p;
@@ -28,9 +46,10 @@ void axle_f32_conv_plan(const axle_f32_conv_params_t* p, axle_f32_conv_plan_t* p
     plan->group_floats = plan->m * plan->k;
     return;
   }
-  if (axle_kernels_isa() >= AXLE_ISA_AVX2_FMA && axle_f32_conv_winograd_supports(p)) {
+  const axle_isa_t isa = axle_kernels_isa();
+  if (isa >= AXLE_ISA_AVX2_FMA && axle_f32_conv_winograd_supports(p) && winograd_pays(p, isa)) {
     plan->algo = AXLE_F32_CONV_WINOGRAD;
-    plan->wino_tile = axle_f32_conv_winograd_tile(p, axle_kernels_isa());
+    plan->wino_tile = axle_f32_conv_winograd_tile(p, isa);
     plan->group_floats = axle_f32_conv_winograd_packed_size(p, plan->wino_tile);
     return;
   }

@@ -308,7 +308,10 @@ void axle_f32_conv_gemm_scalar(const axle_f32_conv_params_t* p, const float* x,
  *              per-plane kernels, AVX2 / AVX-512 for 2-D 3x3 (stride 1 or
  *              2); with AVX-512, runs of small planes (multiplier 1) per call
  *   WINOGRAD   2-D 3x3, stride 1, dilation 1, one group, up to 512 channels
- *              in and out, output at least 7x7, with AVX2: F(2x2, 3x3), 16
+ *              in and out, output at least 7x7, with AVX2 (with AVX-512 not
+ *              on maps of at most 16 F(2x2) tiles whose transformed weights
+ *              pass 2 MB: streamed, they cost more than they save; see
+ *              conv.c): F(2x2, 3x3), 16
  *              GEMMs with 2.25x fewer multiplies, or, where it pays
  *              (axle_f32_conv_winograd_tile), F(4x4, 3x3), 36 GEMMs with
  *              4x fewer (see conv_winograd.c)

@@ -769,6 +769,40 @@ static void test_winograd4(void) {
   wino_shapes(big, sizeof big / sizeof big[0], 4);
 }
 
+/* With AVX-512, the prepared convolution leaves Winograd for im2col on maps
+ * of at most 16 F(2x2) tiles whose transformed weights pass 2 MB
+ * (streamed, they cost more than they save): ResNet's 7x7 layers at 256
+ * and 512 channels, not at 128 (1 MB), nor a 9x9 map (25 tiles) or a 14x14
+ * one at 512. With AVX2 it keeps Winograd for all of them. */
+static void test_winograd_choice(void) {
+  static const struct {
+    int64_t map, channels;
+    int32_t want;
+  } cases[] = {{7, 512, AXLE_F32_CONV_IM2COL},   {7, 256, AXLE_F32_CONV_IM2COL},
+               {8, 256, AXLE_F32_CONV_IM2COL},   {7, 128, AXLE_F32_CONV_WINOGRAD},
+               {9, 512, AXLE_F32_CONV_WINOGRAD}, {14, 512, AXLE_F32_CONV_WINOGRAD}};
+  const int levels[] = {have_avx512(), have_avx2()};
+  const axle_isa_t isas[] = {AXLE_ISA_AVX512, AXLE_ISA_AVX2_FMA};
+  for (size_t l = 0; l < 2; ++l) {
+    if (!levels[l]) {
+      skip(l ? "winograd: no AVX2 on this CPU" : "winograd: no AVX-512 on this CPU");
+      continue;
+    }
+    const axle_isa_t prev = axle_kernels_set_isa(isas[l]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+      const int64_t m = cases[i].map, c = cases[i].channels;
+      const conv_shape_t at = {1,         1,         c,   c,         {1, m, m},
+                               {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}};
+      axle_f32_conv_params_t p;
+      conv_fill(&at, &p);
+      axle_f32_conv_plan_t plan;
+      axle_f32_conv_plan(&p, &plan);
+      CU_ASSERT_EQUAL(plan.algo, l ? AXLE_F32_CONV_WINOGRAD : cases[i].want);
+    }
+    axle_kernels_set_isa(prev);
+  }
+}
+
 typedef struct dw_variant_t {
   const char* what;
   axle_f32_dwconv_plane_fn fn;
@@ -1084,6 +1118,7 @@ int main(void) {
       {"prepared conv, lower ISAs", test_conv_isas},
       {"winograd F(2x2) avx2/avx512 = direct, same bits", test_winograd2},
       {"winograd F(4x4) avx2/avx512 = direct, same bits", test_winograd4},
+      {"winograd left for im2col where its weights stream", test_winograd_choice},
       {"depthwise 3x3 avx2/avx512 = scalar", test_dwconv_variants},
       {"depthwise 3x3 avx2/avx512 = scalar, planes 1..20 x 1..33", test_dwconv_planes},
       {"im2col blocks", test_im2col_block},
