@@ -328,7 +328,7 @@ typedef struct block_t {
   uint32_t flags;
   size_t a_kc, b_kc; /* K rows per packed A / B panel: kc, or more for a part of a block */
   float* c;          /* C, or a K split part's sum */
-  int cols_outer;    /* the tiles run column by column (see rows_outer) */
+  int share_b;       /* B streams from memory under column-outer tiles */
 } block_t;
 
 /* Runs the tile at row i, column j of the block; returns its width. */
@@ -361,10 +361,13 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
    * the pace of the column, not of its first tile (ResNet-50's 7x7
    * pointwise layers alone, 1 thread, weights streamed from memory:
    * 770-930 -> 680-780 us; the 3x3 stride-2 one at 7x7: 2.04-2.13 ->
-   * 1.75-1.77 ms). A short last tile, done quickly, takes no share. */
+   * 1.75-1.77 ms), and for a B read in place that is too large to have
+   * stayed in L2 (ResNet-50's 256 -> 64 at 56x56 in the network 735-865 ->
+   * 685-747 us; smaller ones lost up to 6 % alone and MobileNetV2 1 % at 2
+   * threads). A short last tile, done quickly, takes no share. */
   uint32_t flags = k->flags;
   if (j == k->n0) flags |= AXLE_F32_GEMM_PREFETCH_A;
-  if (k->bp && k->cols_outer) {
+  if (k->share_b) {
     const size_t full = k->mc / row_step, t = (i - k->i0) / row_step;
     if (full <= 1 || t < full)
       flags |= AXLE_F32_GEMM_PREFETCH_B | (full > 1 ? AXLE_F32_GEMM_PREFETCH_SHARE(t, full) : 0u);
@@ -397,6 +400,8 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
  * ones leave them to the prefetchers (ResNet-50's 56x56 pointwise layers
  * 2-7 % faster than with them fetched). */
 #define ROWS_OUTER_MAX_KC 128
+/* A B read in place past this size comes from beyond the L2 (run_tile). */
+#define STREAMED_B_BYTES (2u << 20)
 static int rows_outer(size_t kc, int b_own) { return kc <= ROWS_OUTER_MAX_KC || b_own; }
 
 /* Rows [m0, m1) x columns [n0, n1) of C, or of a K split part's sum c,
@@ -441,6 +446,9 @@ static void run_block(const gemm_run_t* r, uint32_t thread, size_t m0, size_t m1
   /* The wide tile takes two A panels at a time as well. */
   const size_t row_step = r->wide ? 2 * MR : MR;
   const int by_rows = rows_outer(len, !g->b.packed && !pl->direct_b);
+  const int share_b =
+      !by_rows &&
+      (g->b.packed || (pl->direct_b && g->k * g->b.rs * sizeof(float) > STREAMED_B_BYTES));
   const uint32_t tile_flags = flags | (by_rows ? 0u : AXLE_F32_GEMM_PREFETCH_C);
   for (size_t i0 = m0; i0 < m1; i0 += pl->mc) {
     const size_t mc = m1 - i0 < pl->mc ? m1 - i0 : pl->mc;
@@ -454,7 +462,7 @@ static void run_block(const gemm_run_t* r, uint32_t thread, size_t m0, size_t m1
       a_kc = len;
     }
     const block_t blk = {ap, bp, b_src, b_rs, bbuf, i0, mc, n0, n1, len, tile_flags,
-                         a_kc, b_kc, c, !by_rows};
+                         a_kc, b_kc, c, share_b};
     if (by_rows)
       for (size_t i = i0; i < i0 + mc; i += row_step)
         for (size_t j = n0; j < n1;) j += run_tile(r, &blk, i, j);
