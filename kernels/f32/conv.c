@@ -101,6 +101,7 @@ typedef struct im2col_ctx_t {
   const axle_f32_conv_params_t* p;
   const float* x_group;
   axle_f32_im2col_block_fn block;
+  size_t col0; /* the GEMM's column 0 is this output pixel */
 } im2col_ctx_t;
 
 static axle_f32_im2col_block_fn im2col_kernel(void) {
@@ -113,7 +114,7 @@ static axle_f32_im2col_block_fn im2col_kernel(void) {
 static void im2col_gen(const void* ctx, size_t k0, size_t kc, size_t c0, size_t cols,
                        float* dst) {
   const im2col_ctx_t* c = ctx;
-  c->block(c->p, c->x_group, k0, kc, c0, cols, dst);
+  c->block(c->p, c->x_group, k0, kc, c->col0 + c0, cols, dst);
 }
 
 /* Fills the input operand of g for one image and group (data or generator)
@@ -198,7 +199,7 @@ size_t axle_f32_conv_scratch_size(const axle_f32_conv_plan_t* plan, uint32_t thr
     return axle_f32_conv_winograd_scratch_size(&plan->p, plan->wino_tile, threads);
   axle_f32_gemm_t g;
   group_gemm(plan, &g);
-  im2col_ctx_t ctx = {&plan->p, NULL, NULL};
+  im2col_ctx_t ctx = {&plan->p, NULL, NULL, 0};
   /* Any non-NULL pointer: only the operand kinds matter for the size. */
   bind_operands(plan, &g, (const float*)plan, (const float*)plan, &ctx);
   return axle_f32_gemm_scratch_size(&g, threads);
@@ -244,7 +245,7 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
     for (int64_t gi = 0; gi < p->groups; ++gi) {
       axle_f32_gemm_t g;
       group_gemm(plan, &g);
-      im2col_ctx_t ctx = {p, NULL, im2col_kernel()};
+      im2col_ctx_t ctx = {p, NULL, im2col_kernel(), 0};
       const size_t first_out = (size_t)(n * p->out_channels + gi * (int64_t)plan->m);
       bind_operands(plan, &g, x + ((size_t)n * (size_t)p->in_channels + (size_t)gi * cg) * in_vol,
                     packed + (size_t)gi * plan->group_floats, &ctx);
@@ -257,6 +258,50 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
       axle_f32_gemm(&g, scratch, par);
     }
   }
+}
+
+/* ---- a band of output rows ---------------------------------------------- */
+
+int axle_f32_conv_rows_supports(const axle_f32_conv_plan_t* plan) {
+  const axle_f32_conv_params_t* p = &plan->p;
+  return (plan->algo == AXLE_F32_CONV_GEMM || plan->algo == AXLE_F32_CONV_IM2COL) &&
+         !plan->transposed && p->groups == 1 && p->in[0] == 1 && p->out[0] == 1;
+}
+
+/* The GEMM of output rows [r0, r1): the plan's GEMM over the pixels of
+ * those rows, C's channel rows ldc apart. */
+static void rows_gemm(const axle_f32_conv_plan_t* plan, const float* x, const float* packed,
+                      int64_t r0, int64_t r1, float* y, size_t ldc, im2col_ctx_t* ctx,
+                      axle_f32_gemm_t* g) {
+  const size_t w = (size_t)plan->p.out[2];
+  group_gemm(plan, g);
+  g->n = (size_t)(r1 - r0) * w;
+  g->ldc = ldc;
+  bind_operands(plan, g, x, packed, ctx);
+  if (plan->algo == AXLE_F32_CONV_GEMM)
+    g->b.data = x + (size_t)r0 * w; /* a pointwise input's rows are its output's */
+  ctx->col0 = (size_t)r0 * w;
+  g->c = y;
+}
+
+size_t axle_f32_conv_rows_scratch_size(const axle_f32_conv_plan_t* plan, int64_t rows) {
+  axle_f32_gemm_t g;
+  im2col_ctx_t ctx = {&plan->p, NULL, NULL, 0};
+  /* Any non-NULL pointer: only the operand kinds matter for the size. */
+  rows_gemm(plan, (const float*)plan, (const float*)plan, 0, rows, (float*)plan,
+            (size_t)(rows * plan->p.out[2]), &ctx, &g);
+  return axle_f32_gemm_scratch_size(&g, 1);
+}
+
+void axle_f32_conv_rows(const axle_f32_conv_plan_t* plan, const float* x, const float* packed,
+                        const axle_f32_epilogue_t* ep, int64_t r0, int64_t r1, float* y,
+                        size_t y_stride, void* scratch) {
+  if (r1 <= r0) return;
+  axle_f32_gemm_t g;
+  im2col_ctx_t ctx = {&plan->p, NULL, im2col_kernel(), 0};
+  rows_gemm(plan, x, packed, r0, r1, y, y_stride, &ctx, &g);
+  g.ep = ep;
+  axle_f32_gemm(&g, scratch, NULL);
 }
 
 /* ---- im2col blocks ------------------------------------------------------- */

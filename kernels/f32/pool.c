@@ -26,6 +26,32 @@ size_t axle_f32_maxpool_scratch_size(const axle_f32_pool_params_t* p, uint32_t t
   return tmp_floats(p) * (threads ? threads : 1) * sizeof(float);
 }
 
+static plane_kernel_t plane_kernel(const axle_f32_pool_params_t* p) {
+  const axle_isa_t isa = axle_kernels_isa();
+  if (isa >= AXLE_ISA_AVX512 && axle_f32_maxpool2d__avx512_supports(p)) return PLANE_AVX512;
+  if (isa >= AXLE_ISA_AVX2_FMA && axle_f32_maxpool2d__avx2_supports(p)) return PLANE_AVX2;
+  return PLANE_SCALAR;
+}
+
+static void run_plane(plane_kernel_t kernel, const axle_f32_pool_params_t* p, const float* x,
+                      float* y, float* tmp) {
+  if (kernel == PLANE_AVX512) {
+    axle_f32_maxpool2d_plane__avx512(p, x, y, tmp);
+  } else if (kernel == PLANE_AVX2) {
+    axle_f32_maxpool2d_plane__avx2(p, x, y, tmp);
+  } else {
+    /* The reference on a one-plane view. */
+    axle_f32_pool_params_t one = *p;
+    one.channels = 1;
+    axle_f32_maxpool_scalar(&one, x, y, NULL);
+  }
+}
+
+void axle_f32_maxpool_plane(const axle_f32_pool_params_t* p, const float* x_plane, float* y_plane,
+                            float* tmp) {
+  run_plane(plane_kernel(p), p, x_plane, y_plane, tmp);
+}
+
 static void pool_task(void* arg, size_t task, uint32_t thread) {
   const pool_run_t* r = arg;
   const axle_f32_pool_params_t* p = r->p;
@@ -34,31 +60,14 @@ static void pool_task(void* arg, size_t task, uint32_t thread) {
   float* tmp = r->tmp + (size_t)thread * r->tmp_floats;
   size_t end = (task + 1) * r->per_task;
   if (end > r->planes) end = r->planes;
-  for (size_t c = task * r->per_task; c < end; ++c) {
-    const float* x = r->x + c * in_vol;
-    float* y = r->y + c * out_vol;
-    if (r->kernel == PLANE_AVX512) {
-      axle_f32_maxpool2d_plane__avx512(p, x, y, tmp);
-    } else if (r->kernel == PLANE_AVX2) {
-      axle_f32_maxpool2d_plane__avx2(p, x, y, tmp);
-    } else {
-      /* The reference on a one-plane view. */
-      axle_f32_pool_params_t one = *p;
-      one.channels = 1;
-      axle_f32_maxpool_scalar(&one, x, y, NULL);
-    }
-  }
+  for (size_t c = task * r->per_task; c < end; ++c)
+    run_plane(r->kernel, p, r->x + c * in_vol, r->y + c * out_vol, tmp);
 }
 
 void axle_f32_maxpool(const axle_f32_pool_params_t* p, const float* x, float* y, void* scratch,
                       const axle_parallel_t* par) {
   const uint32_t threads = axle_parallel_threads(par);
-  const axle_isa_t isa = axle_kernels_isa();
-  pool_run_t r = {p, x, y, scratch, tmp_floats(p), (size_t)p->channels, 1, PLANE_SCALAR};
-  if (isa >= AXLE_ISA_AVX512 && axle_f32_maxpool2d__avx512_supports(p))
-    r.kernel = PLANE_AVX512;
-  else if (isa >= AXLE_ISA_AVX2_FMA && axle_f32_maxpool2d__avx2_supports(p))
-    r.kernel = PLANE_AVX2;
+  pool_run_t r = {p, x, y, scratch, tmp_floats(p), (size_t)p->channels, 1, plane_kernel(p)};
   const size_t tasks = threads > 1 ? (size_t)threads * 8 : 1;
   r.per_task = (r.planes + tasks - 1) / tasks;
   if (r.per_task == 0) r.per_task = 1;

@@ -348,6 +348,20 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
                    const axle_f32_epilogue_t* ep, float* y, void* scratch,
                    const axle_parallel_t* par);
 
+/* A band of output rows, for steps that consume a convolution's output a
+ * band at a time (conv_pool.c): rows [r0, r1) of one image x of a plan that
+ * axle_f32_conv_rows_supports (GEMM or IM2COL, untransposed, one group,
+ * 2-D), into y (row r0 first, channel planes y_stride floats apart), with
+ * ep as in axle_f32_conv (its residual, if any, laid out like y). Runs on
+ * the calling thread; scratch: axle_f32_conv_rows_scratch_size(plan, r1 -
+ * r0) bytes, 64-byte aligned. The values of axle_f32_conv up to the order
+ * of the sums where the band's columns fall into other GEMM tiles. */
+int axle_f32_conv_rows_supports(const axle_f32_conv_plan_t* plan);
+size_t axle_f32_conv_rows_scratch_size(const axle_f32_conv_plan_t* plan, int64_t rows);
+void axle_f32_conv_rows(const axle_f32_conv_plan_t* plan, const float* x, const float* packed,
+                        const axle_f32_epilogue_t* ep, int64_t r0, int64_t r1, float* y,
+                        size_t y_stride, void* scratch);
+
 /* Winograd pieces behind AXLE_F32_CONV_WINOGRAD (AVX2 and up; the reference
  * is axle_f32_conv_direct_scalar). tile: 2 for F(2x2, 3x3), 4 for F(4x4,
  * 3x3). For either, the AVX2 and AVX-512 variants take the same packed
@@ -512,9 +526,47 @@ void axle_f32_avgpool_scalar(const axle_f32_pool_params_t* p, const float* x, fl
 size_t axle_f32_maxpool_scratch_size(const axle_f32_pool_params_t* p, uint32_t threads);
 void axle_f32_maxpool(const axle_f32_pool_params_t* p, const float* x, float* y, void* scratch,
                       const axle_parallel_t* par);
+/* One plane of the same (p->channels ignored): x_plane in[1] rows of in[2]
+ * floats, y_plane out[1] rows of out[2]; tmp: axle_f32_maxpool_scratch_size
+ * (p, 1) bytes. Dispatches as axle_f32_maxpool does. */
+void axle_f32_maxpool_plane(const axle_f32_pool_params_t* p, const float* x_plane, float* y_plane,
+                            float* tmp);
+
+/* Convolution -> max pooling (conv_pool.c), in bands of pooled rows: the
+ * convolution's rows a band's windows need go into a per-thread buffer
+ * reused band after band, so its output never travels to memory (ResNet's
+ * stem: 3.2 MB written and read back per image). */
+typedef struct axle_f32_conv_pool_t {
+  const axle_f32_conv_plan_t* conv; /* axle_f32_conv_rows_supports */
+  const float* packed;
+  axle_f32_epilogue_t ep;      /* the convolution's: bias, activation, no residual */
+  axle_f32_pool_params_t pool; /* over one image's conv output (channels: its channels) */
+  /* Set by axle_f32_conv_pool_init, read by the scratch size and the run. */
+  int64_t band;      /* pooled rows per band */
+  size_t gemm_bytes; /* axle_f32_conv_rows scratch for any band */
+} axle_f32_conv_pool_t;
+
+/* Whether the kernels take this pair (the plan as axle_f32_conv_rows needs,
+ * a 2-D pooling with dilation 1 over its whole output) and it pays: the
+ * convolution's output of one image is larger than half the L2. */
+int axle_f32_conv_pool_supports(const axle_f32_conv_plan_t* conv,
+                                const axle_f32_pool_params_t* pool);
+/* Fixes c's band: `band` pooled rows, or with band < 1 the most whose
+ * convolution rows fit in a quarter of axle_kernels_l2_bytes(). Call once
+ * the other fields are set, before asking the scratch size. */
+void axle_f32_conv_pool_init(axle_f32_conv_pool_t* c, int64_t band);
+size_t axle_f32_conv_pool_scratch_size(const axle_f32_conv_pool_t* c, uint32_t threads);
+/* y = maxpool(conv(x)); x: [batch, C, H, W], y: [batch, C', H', W'].
+ * scratch: axle_f32_conv_pool_scratch_size bytes, 64-byte aligned. Each
+ * thread takes a contiguous range of pooled rows of an image. The values
+ * are those of axle_f32_conv then axle_f32_maxpool up to float rounding (a
+ * band's GEMM may cut its columns into other tiles, whose sums run in
+ * another order). */
+void axle_f32_conv_pool(const axle_f32_conv_pool_t* c, const float* x, float* y, void* scratch,
+                        const axle_parallel_t* par);
 /* One plane of a 2-D max pooling with dilation 1, horizontal stride 1 or 2
  * (any vertical stride, kernel and padding); tmp: *_tmp_size(p) floats (one
- * padded row; 0 where the variant does not support p). */
+ * padded row, two for AVX-512; 0 where the variant does not support p). */
 int axle_f32_maxpool2d__avx2_supports(const axle_f32_pool_params_t* p);
 size_t axle_f32_maxpool2d__avx2_tmp_size(const axle_f32_pool_params_t* p);
 void axle_f32_maxpool2d_plane__avx2(const axle_f32_pool_params_t* p, const float* x_plane,
