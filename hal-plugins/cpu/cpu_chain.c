@@ -1,4 +1,5 @@
-/* Inverted-residual chains: planning, prepare and run (see cpu_chain.h). */
+/* Band-by-band chains (inverted-residual blocks, Conv -> MaxPool):
+ * planning, prepare and run (see cpu_chain.h). */
 #include "cpu_chain.h"
 
 #include <stdlib.h>
@@ -84,6 +85,54 @@ static int chain_at(const cpu_fuse_ctx_t* c, const cpu_fuse_result_t* out,
   return cpu_fuse_output_safe(c, out->internal, grp);
 }
 
+/* Whether the kernels pool these in bands (geometry from the nodes). */
+static int kernels_pool(const axle_hal_graph_t* g, const axle_hal_node_t* conv,
+                        const axle_hal_node_t* pool) {
+  axle_f32_conv_params_t k;
+  axle_f32_pool_params_t q;
+  axle_f32_conv_plan_t plan;
+  char err[200];
+  if (cpu_conv_geometry(g, conv, &k, err, sizeof err) != AXLE_HAL_OK ||
+      cpu_maxpool_geometry(g, pool, &q, err, sizeof err) != AXLE_HAL_OK)
+    return 0;
+  axle_f32_conv_plan(&k, &plan);
+  q.channels = k.out_channels; /* per image, as the kernels pool */
+  return axle_f32_conv_pool_supports(&plan, &q);
+}
+
+/* The Conv -> MaxPool chain whose Conv is at pos, into grp; used[0]: the
+ * Conv's group index (-1: a Conv alone). The MaxPool must be the Conv's
+ * (or its group's) only reader, with no Indices output. */
+static int conv_pool_at(const cpu_fuse_ctx_t* c, const cpu_fuse_result_t* out,
+                        const int32_t* head_group, uint32_t pos, cpu_group_t* grp,
+                        int32_t used[3]) {
+  cpu_group_t unit;
+  if (!conv_unit(c, out, head_group, pos, &unit) || unit.fusion.residual >= 0) return 0;
+  const int32_t at = cpu_fuse_sole_reader(c, unit.output, unit.position);
+  if (at < 0 || out->role[at] != CPU_ROLE_PLAIN) return 0;
+  const axle_hal_node_t* pool = &c->g->nodes[c->sg->nodes[at]];
+  if (!cpu_fuse_is_op(pool, "MaxPool") || pool->input_count < 1 || pool->inputs[0] != unit.output ||
+      pool->outputs[0] < 0 || (pool->output_count > 1 && pool->outputs[1] >= 0))
+    return 0;
+  const axle_hal_node_t* conv = &c->g->nodes[c->sg->nodes[unit.members[0]]];
+  if (!cpu_fuse_may_delay(c, out->internal, pos, (uint32_t)at) || !kernels_pool(c->g, conv, pool))
+    return 0;
+  memset(grp, 0, sizeof *grp);
+  grp->kind = CPU_GROUP_CONV_POOL;
+  for (uint32_t m = 0; m < unit.count; ++m) grp->members[grp->count++] = unit.members[m];
+  grp->members[grp->count++] = (uint32_t)at;
+  grp->chain.conv[0] = conv;
+  grp->chain.stage[0] = unit.fusion;
+  grp->chain.pool = pool;
+  grp->position = (uint32_t)at;
+  grp->inputs[0] = conv->inputs[0];
+  grp->input_count = 1;
+  grp->output = pool->outputs[0];
+  used[0] = head_group[pos];
+  used[1] = used[2] = -1;
+  return cpu_fuse_output_safe(c, out->internal, grp);
+}
+
 int32_t cpu_chain_plan(const cpu_fuse_ctx_t* c, cpu_fuse_result_t* out) {
   const uint32_t nodes = c->sg->node_count;
   int32_t* head_group = malloc((nodes + 1) * sizeof *head_group);
@@ -96,13 +145,16 @@ int32_t cpu_chain_plan(const cpu_fuse_ctx_t* c, cpu_fuse_result_t* out) {
   for (uint32_t p = 0; p < nodes; ++p) head_group[p] = -1;
   for (uint32_t i = 0; i < out->group_count; ++i)
     if (out->groups[i].kind == CPU_GROUP_CONV) head_group[out->groups[i].members[0]] = (int32_t)i;
-  /* Chains go after the groups they replace; every chain spans three
-   * positions, so the array (room for one group per position) holds them. */
+  /* Chains go after the groups they replace; every chain spans two
+   * positions at least, so the array (room for one group per position)
+   * holds them. */
   const uint32_t before = out->group_count;
   for (uint32_t p = 0; p < nodes; ++p) {
     cpu_group_t grp;
     int32_t used[3];
-    if (!chain_at(c, out, head_group, p, &grp, used)) continue;
+    if (!chain_at(c, out, head_group, p, &grp, used) &&
+        !conv_pool_at(c, out, head_group, p, &grp, used))
+      continue;
     for (int i = 0; i < 3; ++i)
       if (used[i] >= 0) {
         dropped[used[i]] = 1;
@@ -140,7 +192,52 @@ static int32_t chain_fail(const axle_hal_host_t* host, const axle_hal_node_t* n,
 
 static size_t round16(size_t floats) { return (floats + 15) & ~(size_t)15; }
 
+typedef struct conv_pool_params_t {
+  axle_f32_conv_plan_t plan;
+  axle_f32_conv_pool_t cp; /* points into plan and the block's tail */
+} conv_pool_params_t;
+
+static int32_t conv_pool_prepare(const axle_hal_host_t* host, cpu_step_t* step,
+                                 const cpu_group_t* grp) {
+  const cpu_chain_t* ch = &grp->chain;
+  const axle_hal_graph_t* g = step->graph;
+  axle_f32_conv_params_t k;
+  axle_f32_pool_params_t q;
+  char err[200];
+  int32_t st = cpu_conv_geometry(g, ch->conv[0], &k, err, sizeof err);
+  if (st != AXLE_HAL_OK) return chain_fail(host, ch->conv[0], st, err);
+  st = cpu_maxpool_geometry(g, ch->pool, &q, err, sizeof err);
+  if (st != AXLE_HAL_OK) return chain_fail(host, ch->pool, st, err);
+  q.channels = k.out_channels;
+  axle_f32_conv_plan_t plan;
+  axle_f32_conv_plan(&k, &plan);
+  if (!axle_f32_conv_pool_supports(&plan, &q))
+    return chain_fail(host, ch->conv[0], AXLE_HAL_INTERNAL,
+                      "planned with its MaxPool as a band step the kernels do not take");
+  const size_t floats = round16(cpu_conv_stage_floats(g, ch->conv[0], &ch->stage[0], &plan));
+  float* tail = NULL;
+  conv_pool_params_t* p = cpu_params_alloc_packed(step, sizeof *p, floats, &tail);
+  if (!p) return chain_fail(host, ch->conv[0], AXLE_HAL_OUT_OF_MEMORY, "out of memory");
+  p->plan = plan;
+  if (cpu_conv_stage_pack(g, ch->conv[0], &ch->stage[0], &p->plan, tail, &p->cp.ep) != AXLE_HAL_OK)
+    return chain_fail(host, ch->conv[0], AXLE_HAL_OUT_OF_MEMORY, "out of memory");
+  p->cp.conv = &p->plan;
+  p->cp.packed = tail;
+  p->cp.pool = q;
+  axle_f32_conv_pool_init(&p->cp, 0);
+  step->scratch_bytes = axle_f32_conv_pool_scratch_size(&p->cp, step->threads ? step->threads : 1);
+  return AXLE_HAL_OK;
+}
+
+static void conv_pool_run(const cpu_step_t* step, const void* const* in, void* const* out,
+                          void* scratch) {
+  const conv_pool_params_t* p = step->params;
+  const axle_parallel_t par = cpu_pool_parallel(step->threads);
+  axle_f32_conv_pool(&p->cp, in[0], out[0], scratch, &par);
+}
+
 int32_t cpu_chain_prepare(const axle_hal_host_t* host, cpu_step_t* step, const cpu_group_t* grp) {
+  if (grp->kind == CPU_GROUP_CONV_POOL) return conv_pool_prepare(host, step, grp);
   const cpu_chain_t* ch = &grp->chain;
   const axle_hal_graph_t* g = step->graph;
   axle_f32_conv_plan_t plan[3];
@@ -187,5 +284,8 @@ static void chain_run(const cpu_step_t* step, const void* const* in, void* const
 }
 
 static const cpu_op_t k_chain_op = {"ConvChain", NULL, NULL, chain_run};
+static const cpu_op_t k_conv_pool_op = {"ConvPool", NULL, NULL, conv_pool_run};
 
-const cpu_op_t* cpu_chain_op(void) { return &k_chain_op; }
+const cpu_op_t* cpu_chain_op(int32_t kind) {
+  return kind == CPU_GROUP_CONV_POOL ? &k_conv_pool_op : &k_chain_op;
+}

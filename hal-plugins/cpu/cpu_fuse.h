@@ -56,21 +56,25 @@ typedef struct cpu_fusion_t {
 } cpu_fusion_t;
 
 /* The three Convs of an inverted-residual chain (cpu_chain.h), each with
- * the fusion of its own group (only the projection's may add a residual). */
+ * the fusion of its own group (only the projection's may add a residual);
+ * or, for a Conv -> MaxPool chain, conv[0] and stage[0] and the MaxPool. */
 typedef struct cpu_chain_t {
   const axle_hal_node_t* conv[3]; /* expansion, depthwise, projection */
   cpu_fusion_t stage[3];
+  const axle_hal_node_t* pool; /* CPU_GROUP_CONV_POOL */
 } cpu_chain_t;
 
 /* What a group computes: a Conv with its fused followers (fusion), an
- * integer QDQ pattern (cpu_qdq.h: match), or an inverted-residual chain of
- * three such Convs (cpu_chain.h: chain). */
+ * integer QDQ pattern (cpu_qdq.h: match), an inverted-residual chain of
+ * three such Convs or such a Conv and the MaxPool after it (cpu_chain.h:
+ * chain). */
 enum {
   CPU_GROUP_CONV = 0,
   CPU_GROUP_QCONV = 1,
   CPU_GROUP_QGEMM = 2,
   CPU_GROUP_QADD = 3,
-  CPU_GROUP_CHAIN = 4
+  CPU_GROUP_CHAIN = 4,
+  CPU_GROUP_CONV_POOL = 5
 };
 
 typedef struct cpu_group_t {
@@ -83,7 +87,7 @@ typedef struct cpu_group_t {
   int32_t output;                         /* tensor the group writes */
   cpu_fusion_t fusion;                    /* CPU_GROUP_CONV */
   cpu_qdq_match_t match;                  /* CPU_GROUP_QCONV, CPU_GROUP_QADD */
-  cpu_chain_t chain;                      /* CPU_GROUP_CHAIN */
+  cpu_chain_t chain;                      /* CPU_GROUP_CHAIN, CPU_GROUP_CONV_POOL */
 } cpu_group_t;
 
 /* Role of a subgraph position in the fused program. */
@@ -150,6 +154,10 @@ uint64_t cpu_plan_offsets(uint32_t count, const uint64_t* size, const uint32_t* 
  * In cpu_ops_nn.c. */
 int32_t cpu_conv_geometry(const axle_hal_graph_t* g, const axle_hal_node_t* n,
                           axle_f32_conv_params_t* k, char* err, size_t err_size);
+/* The same for a MaxPool node (channels: batch x channels, as the MaxPool
+ * op pools them). */
+int32_t cpu_maxpool_geometry(const axle_hal_graph_t* g, const axle_hal_node_t* n,
+                             axle_f32_pool_params_t* k, char* err, size_t err_size);
 
 /* Sets step->params to a zeroed block of `head` bytes whose tail (from
  * byte `head`, rounded up to 64) holds `floats` 64-byte aligned floats for

@@ -993,6 +993,24 @@ static int32_t avgpool_check(const axle_hal_graph_t* g, const axle_hal_node_t* n
   return pool_check_common(g, n, 0, reason, reason_size);
 }
 
+/* The kernels' description of a resolved pooling over x. */
+static void pool_kernel_params(const axle_hal_node_t* n, const axle_hal_tensor_t* x,
+                               const nn_window_t* w, axle_f32_pool_params_t* k) {
+  memset(k, 0, sizeof *k);
+  k->channels = x->shape[0] * x->shape[1];
+  window_to_3d(w, k->in, k->out, k->kernel, k->stride, k->dilation, k->pad, k->pad_end);
+  k->count_include_pad = (int32_t)cpu_attr_int(n, "count_include_pad", 0);
+  k->storage_order = (int32_t)cpu_attr_int(n, "storage_order", 0);
+}
+
+int32_t cpu_maxpool_geometry(const axle_hal_graph_t* g, const axle_hal_node_t* n,
+                             axle_f32_pool_params_t* k, char* err, size_t err_size) {
+  nn_window_t w;
+  const int32_t st = pool_resolve(g, n, 1, &w, err, err_size);
+  if (st == AXLE_HAL_OK) pool_kernel_params(n, cpu_node_input(g, n, 0), &w, k);
+  return st;
+}
+
 static int32_t pool_prepare_common(const axle_hal_host_t* host, cpu_step_t* step, int is_max) {
   nn_window_t w;
   char err[200];
@@ -1010,11 +1028,7 @@ static int32_t pool_prepare_common(const axle_hal_host_t* host, cpu_step_t* step
   }
   pool_params_t* p = nn_params_alloc(step, sizeof *p);
   if (!p) return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
-  p->k.channels = x->shape[0] * x->shape[1];
-  window_to_3d(&w, p->k.in, p->k.out, p->k.kernel, p->k.stride, p->k.dilation, p->k.pad,
-               p->k.pad_end);
-  p->k.count_include_pad = (int32_t)cpu_attr_int(step->node, "count_include_pad", 0);
-  p->k.storage_order = (int32_t)cpu_attr_int(step->node, "storage_order", 0);
+  pool_kernel_params(step->node, x, &w, &p->k);
   p->with_indices = with_indices;
   if (is_max && !with_indices)
     step->scratch_bytes = axle_f32_maxpool_scratch_size(&p->k, step->threads ? step->threads : 1);

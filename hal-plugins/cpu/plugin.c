@@ -721,9 +721,10 @@ static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t*
     /* Integer QDQ steps and chains have their own ops (cpu_qdq.h,
      * cpu_chain.h), matched, not checked. */
     const int matched = grp && grp->kind != CPU_GROUP_CONV;
-    const cpu_op_t* op = !matched                       ? cpu_op_find(n->op_type)
-                         : grp->kind == CPU_GROUP_CHAIN ? cpu_chain_op()
-                                                        : cpu_qdq_op(grp->kind);
+    const int chain = grp && (grp->kind == CPU_GROUP_CHAIN || grp->kind == CPU_GROUP_CONV_POOL);
+    const cpu_op_t* op = !matched ? cpu_op_find(n->op_type)
+                         : chain  ? cpu_chain_op(grp->kind)
+                                  : cpu_qdq_op(grp->kind);
     if (!op) {
       st = cpu_fail(host, AXLE_HAL_UNSUPPORTED, "node '%s': unsupported op '%s'", n->name,
                     n->op_type);
@@ -776,10 +777,11 @@ static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t*
     }
     io += s->input_count + s->output_count;
     const cpu_group_t* grp = step_group[i] >= 0 ? &fuse.groups[step_group[i]] : NULL;
-    st = !grp                            ? s->op->prepare(host, s)
-         : grp->kind == CPU_GROUP_CONV  ? cpu_conv_prepare_fused(host, s, &grp->fusion)
-         : grp->kind == CPU_GROUP_CHAIN ? cpu_chain_prepare(host, s, grp)
-                                        : cpu_qdq_prepare(host, s, grp);
+    st = !grp                               ? s->op->prepare(host, s)
+         : grp->kind == CPU_GROUP_CONV      ? cpu_conv_prepare_fused(host, s, &grp->fusion)
+         : grp->kind == CPU_GROUP_CHAIN     ? cpu_chain_prepare(host, s, grp)
+         : grp->kind == CPU_GROUP_CONV_POOL ? cpu_chain_prepare(host, s, grp)
+                                            : cpu_qdq_prepare(host, s, grp);
     if (st != AXLE_HAL_OK) goto fail; /* prepare set the message */
     const size_t scratch = (s->scratch_bytes + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
     if (scratch > e->max_scratch) e->max_scratch = scratch;

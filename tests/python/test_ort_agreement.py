@@ -315,6 +315,40 @@ def test_chains_keep_tensors_read_elsewhere(model_dir, tmp_path):
     assert_agree(path, {"input": x}, tmp_path, (), CHAIN_ENV)
 
 
+def build_conv_pools():
+    """Conv -> MaxPool pairs on a batch of 2: ResNet's stem (7x7 stride 2,
+    batch norm, Relu; 3x3 stride-2 pooling with padding), a 5x5 Conv with a
+    bias and Relu before a 2x2 pooling (their outputs 480 and 288 KB, past
+    half of CHAIN_ENV's L2), and a pair the kernels leave alone: a pooling
+    that also returns its indices."""
+    g = GraphBuilder(seed=20241126)
+    x = g.node("Relu", [g.bn(g.conv("input", 3, 40, 7, stride=2), 40)])
+    x = g.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    x = g.node("Relu", [g.conv(x, 40, 96, 5, bias=True)])
+    x = g.node("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2])
+    x = g.conv(x, 96, 64, 3)
+    n = g.name("maxpool")
+    g.nodes.append(helper.make_node("MaxPool", [x], [n + "_out", n + "_idx"], name=n,
+                                    kernel_shape=[2, 2], strides=[2, 2]))
+    m = g.model("conv_pools", "input", [2, 3, 128, 96], n + "_out", [2, 64, 8, 6])
+    m.graph.output.append(helper.make_tensor_value_info(n + "_idx", TensorProto.INT64,
+                                                        [2, 64, 8, 6]))
+    onnx.checker.check_model(m)
+    return m
+
+
+@needs_cli
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_pools_match_ort(model_dir, tmp_path, threads):
+    path = built_model(model_dir, "conv_pools", build_conv_pools)
+    info = run_cli("info", path, "--optimized", "--threads", threads, env=CHAIN_ENV)
+    assert info.returncode == 0, info.stderr
+    pooled = re.findall(r"^\s+(\S+) ConvPool ", info.stdout, re.M)
+    assert pooled == ["conv1", "conv2"], info.stdout
+    x = np.random.default_rng(13).normal(0.0, 1.0, (2, 3, 128, 96)).astype(np.float32)
+    assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), CHAIN_ENV)
+
+
 DIGITS_DIR = os.path.join(SOURCE_DIR, "examples", "digits")
 DIGITS_MODEL = os.path.join(DIGITS_DIR, "digits.onnx")
 DIGITS_SAMPLES = sorted(glob.glob(os.path.join(DIGITS_DIR, "samples", "*.npy")))
