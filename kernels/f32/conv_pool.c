@@ -48,6 +48,17 @@ static void pool_geom(const axle_f32_conv_pool_t* c, pool_geom_t* g) {
   g->per_thread = align64(g->b_bytes) + align64(g->tmp_bytes) + align64(c->gemm_bytes);
 }
 
+/* The default band: the most pooled rows whose convolution rows fit in a
+ * quarter of the L2, leaving room for the GEMM's packed operands and the
+ * input rows the band reads. */
+static int64_t band_for(const axle_f32_conv_plan_t* conv, const axle_f32_pool_params_t* pool) {
+  const int64_t ho = pool->out[1], w = conv->p.out[2], co = conv->p.out_channels;
+  const size_t budget = axle_kernels_l2_bytes() / 4;
+  int64_t band = 1;
+  while (band < ho && sizeof(float) * (size_t)(co * rows_for(pool, band + 1) * w) <= budget) ++band;
+  return band;
+}
+
 int axle_f32_conv_pool_supports(const axle_f32_conv_plan_t* conv,
                                 const axle_f32_pool_params_t* pool) {
   const axle_f32_conv_params_t* p = &conv->p;
@@ -58,21 +69,16 @@ int axle_f32_conv_pool_supports(const axle_f32_conv_plan_t* conv,
       (pool->out[1] - 1) * pool->stride[1] - pool->pad[1] >= pool->in[1])
     return 0;
   /* Below half the L2 the output stays in cache anyway, and the bands
-   * would only cut the GEMM into smaller calls. */
+   * would only cut the GEMM into smaller calls; so would bands of fewer
+   * than 4 pooled rows (a 512 KB L2 gives ResNet's stem 1), as they did
+   * the inverted-residual chains (conv_chain.c). */
   const size_t bytes = (size_t)(p->out_channels * p->out[1] * p->out[2]) * sizeof(float);
-  return bytes > axle_kernels_l2_bytes() / 2;
+  return bytes > axle_kernels_l2_bytes() / 2 && band_for(conv, pool) >= 4;
 }
 
 void axle_f32_conv_pool_init(axle_f32_conv_pool_t* c, int64_t band) {
-  const int64_t ho = c->pool.out[1], w = c->conv->p.out[2], co = c->conv->p.out_channels;
-  if (band < 1) {
-    /* A quarter of the L2 leaves room for the GEMM's packed operands and
-     * the input rows the band reads. */
-    const size_t budget = axle_kernels_l2_bytes() / 4;
-    band = 1;
-    while (band < ho && sizeof(float) * (size_t)(co * rows_for(&c->pool, band + 1) * w) <= budget)
-      ++band;
-  }
+  const int64_t ho = c->pool.out[1];
+  if (band < 1) band = band_for(c->conv, &c->pool);
   c->band = band > ho ? ho : band;
   pool_geom_t g;
   c->gemm_bytes = 0;

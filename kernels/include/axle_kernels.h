@@ -548,7 +548,8 @@ typedef struct axle_f32_conv_pool_t {
 
 /* Whether the kernels take this pair (the plan as axle_f32_conv_rows needs,
  * a 2-D pooling with dilation 1 over its whole output) and it pays: the
- * convolution's output of one image is larger than half the L2. */
+ * convolution's output of one image is larger than half the L2 and the
+ * default band (axle_f32_conv_pool_init) has 4 pooled rows or more. */
 int axle_f32_conv_pool_supports(const axle_f32_conv_plan_t* conv,
                                 const axle_f32_pool_params_t* pool);
 /* Fixes c's band: `band` pooled rows, or with band < 1 the most whose

@@ -194,6 +194,14 @@ static void test_supports(void) {
   fixture_make(&small, &f);
   CU_ASSERT(!axle_f32_conv_pool_supports(&f.plan, &f.pool));
   fixture_free(&f);
+  /* Nor an output whose rows are so wide that a quarter of the L2 holds
+   * the convolution rows of fewer than 4 pooled rows: 512 channels of 64
+   * columns, 128 KB a row, 4 rows (one pooled row) in 512 KB; as ResNet's
+   * stem would get on a 512 KB L2. */
+  const pool_case_t wide = {1, 8, 512, 64, 64, 1, 1, 0, 3, 3, 2, 2, 1};
+  fixture_make(&wide, &f);
+  CU_ASSERT(!axle_f32_conv_pool_supports(&f.plan, &f.pool));
+  fixture_free(&f);
 }
 
 int main(void) {
