@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "axle_kernels.h"
+#include "band_rows.h"
 
 static size_t align16(size_t floats) { return (floats + 15) & ~(size_t)15; }
 static size_t align64(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
@@ -199,13 +200,7 @@ static void chain_task(void* arg, size_t task, uint32_t thread) {
     const int64_t o1 = o0 + g->band < o_end ? o0 + g->band : o_end;
     const int64_t i0 = o0 * g->s - g->pt, i1 = (o1 - 1) * g->s - g->pt + 3;
     const int64_t r0 = i0 < 0 ? 0 : i0, r1 = i1 > g->h ? g->h : i1;
-    /* Rows [r0, held1) are held already: move them to the top. */
-    const int64_t keep = held1 > r0 && r0 >= held0 ? held1 - r0 : 0;
-    if (keep && r0 > held0)
-      for (int64_t ch = 0; ch < g->ce; ++ch)
-        memmove(eb + (size_t)ch * g->e_stride,
-                eb + (size_t)ch * g->e_stride + (size_t)((r0 - held0) * g->w),
-                (size_t)(keep * g->w) * sizeof(float));
+    const int64_t keep = axle_band_keep_rows(eb, g->e_stride, g->ce, g->w, held0, held1, r0);
     axle_f32_gemm_t gm;
     if (r1 > r0 + keep) {
       pointwise(&gm, c->expand, (size_t)g->ce, (size_t)((r1 - r0 - keep) * g->w), (size_t)g->cin,

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "axle_kernels.h"
+#include "band_rows.h"
 
 static size_t align16(size_t floats) { return (floats + 15) & ~(size_t)15; }
 static size_t align64(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
@@ -132,13 +133,7 @@ static void pool_task(void* arg, size_t task, uint32_t thread) {
     const int64_t i0 = q0 * pp->stride[1] - pp->pad[1];
     const int64_t i1 = (q1 - 1) * pp->stride[1] - pp->pad[1] + pp->kernel[1];
     const int64_t r0 = i0 < 0 ? 0 : i0, r1 = i1 > g->h ? g->h : i1;
-    /* Rows [r0, held1) are held already: move them to the top. */
-    const int64_t keep = held1 > r0 && r0 >= held0 ? held1 - r0 : 0;
-    if (keep && r0 > held0)
-      for (int64_t ch = 0; ch < g->co; ++ch)
-        memmove(buf + (size_t)ch * g->b_stride,
-                buf + (size_t)ch * g->b_stride + (size_t)((r0 - held0) * g->w),
-                (size_t)(keep * g->w) * sizeof(float));
+    const int64_t keep = axle_band_keep_rows(buf, g->b_stride, g->co, g->w, held0, held1, r0);
     axle_f32_conv_rows(c->conv, x, c->packed, &c->ep, r0 + keep, r1, buf + (size_t)(keep * g->w),
                        g->b_stride, gscratch);
     held0 = r0;
