@@ -116,10 +116,12 @@ void axle_f32_epilogue_init(axle_f32_epilogue_t* ep);
 /* Hints: while the tile runs, pull the next row tile's A panels
  * (PREFETCH_A) or the next column panels of B (PREFETCH_B) into L2, at the
  * pace the tile consumes its own. The driver sets them on the tiles that
- * first touch each panel, for operands streamed from beyond L2 (pre-packed
- * weights, B read in place); on data already in cache the prefetches only
- * take load slots (the AVX-512 12x32 tile in L1: up to 6 % slower). A
- * kernel may prefetch regardless (the AVX2 one does: no cost measured). */
+ * first touch each panel (or, for B streamed under column-outer tiles, on
+ * every tile of the column, with a share, below), for operands streamed
+ * from beyond L2 (pre-packed weights, B read in place); on data already in
+ * cache the prefetches only take load slots (the AVX-512 12x32 tile in L1:
+ * up to 6 % slower). A kernel may prefetch regardless (the AVX2 one does:
+ * no cost measured). */
 #define AXLE_F32_GEMM_PREFETCH_A 8u
 #define AXLE_F32_GEMM_PREFETCH_B 16u
 /* With PREFETCH_B: this tile is number `index` of `count` (1..255) tiles that
