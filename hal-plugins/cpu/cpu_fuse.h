@@ -22,8 +22,9 @@
  * a node that writes one of those.
  *
  * Integer QDQ patterns (cpu_qdq.h) are groups too, planned first, with the
- * same single-reader links and lifetime rules. Inverted-residual chains
- * (cpu_chain.h) are planned last, from the Conv groups.
+ * same single-reader links and lifetime rules. Inverted-residual chains and
+ * Conv -> MaxPool steps (cpu_chain.h) are planned last, from the Conv
+ * groups.
  *
  * Nothing is fused when the core compiles with
  * AXLE_HAL_COMPILE_KEEP_INTERMEDIATES (calibration reads every intermediate
