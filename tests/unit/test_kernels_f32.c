@@ -189,14 +189,25 @@ static void test_prefetch_shares(void) {
         }
       }
   free(seen);
-  /* The share bits leave the product alone (the kernels only prefetch). */
-  ukernel_case(axle_f32_gemm_ukernel(), "with a share", MR, NR, 33, NR,
-               AXLE_F32_GEMM_FINISH | AXLE_F32_GEMM_PREFETCH_B | AXLE_F32_GEMM_PREFETCH_SHARE(2, 3),
-               &k_eps[1]);
-  ukernel_case(axle_f32_gemm_ukernel(), "with a share, half width", MR, NR / 2, 33, NR + 5,
-               AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_PREFETCH_B | AXLE_F32_GEMM_PREFETCH_A |
-                   AXLE_F32_GEMM_PREFETCH_SHARE(4, 5),
-               &k_eps[2]);
+  /* The share bits leave the product alone (the kernels only prefetch), in
+   * each ISA's kernel this CPU has (AVX2's tiles are instantiated apart for
+   * shares). */
+  const struct {
+    axle_f32_gemm_ukernel_fn fn;
+    int have;
+  } kernels[] = {{axle_f32_gemm_6x16__avx2_fma, have_avx2()},
+                 {axle_f32_gemm_6x16__avx512, have_avx512()}};
+  for (size_t i = 0; i < 2; ++i) {
+    if (!kernels[i].have) continue;
+    ukernel_case(
+        kernels[i].fn, "with a share", MR, NR, 33, NR,
+        AXLE_F32_GEMM_FINISH | AXLE_F32_GEMM_PREFETCH_B | AXLE_F32_GEMM_PREFETCH_SHARE(2, 3),
+        &k_eps[1]);
+    ukernel_case(kernels[i].fn, "with a share, half width", MR - 1, NR / 2, 33, NR + 5,
+                 AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_PREFETCH_B | AXLE_F32_GEMM_PREFETCH_A |
+                     AXLE_F32_GEMM_PREFETCH_SHARE(4, 5),
+                 &k_eps[2]);
+  }
 }
 
 static void test_ukernel_nan_passes(void) {
