@@ -126,6 +126,12 @@ AXLE_INLINE void store16(float* yrow, const float* res, __m512 v, __mmask16 k, _
   _mm512_mask_storeu_ps(yrow, k, v);
 }
 
+/* Lanes 2 t + c of two vectors' tiles t (c = 0: the first) for t < 8 and
+ * t >= 8: F(2x2)'s two outputs per tile row, and F(4x4)'s pairs of them. */
+static const int32_t k_pairs[2][16] = {
+    {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23},
+    {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31}};
+
 AXLE_AVX512 static void output_transform(const wino_run_t* r, const float* mbuf, size_t o,
                                          size_t ty0, size_t rows, float* y_plane,
                                          const float* res_plane) {
@@ -134,9 +140,7 @@ AXLE_AVX512 static void output_transform(const wino_run_t* r, const float* mbuf,
   const size_t e_stride = g->m_e;
   const __m512 bias = _mm512_set1_ps(r->ep->bias ? r->ep->bias[o] : 0.0f);
   /* Tile outputs (2 t, 2 t + 1) interleave into one row. */
-  const __m512i lo_idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-  const __m512i hi_idx =
-      _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+  const __m512i lo_idx = _mm512_loadu_si512(k_pairs[0]), hi_idx = _mm512_loadu_si512(k_pairs[1]);
   const float* mo = mbuf + o * g->ld;
   for (size_t rl = 0; rl < rows; ++rl) {
     const size_t oy = 2 * (ty0 + rl);
@@ -263,11 +267,7 @@ AXLE_AVX512 static void input_transform4(const wino_run_t* r, const float* xc, s
   }
 }
 
-/* Lanes 2 t + c of two vectors' tiles t (c = 0: the first) for t < 8 and
- * t >= 8; then, on pairs of floats, 4 t + c of tiles t = 0..3 and 4..7. */
-static const int32_t k_pairs[2][16] = {
-    {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23},
-    {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31}};
+/* After k_pairs, on pairs of floats: lanes 4 t + c of tiles t = 0..3 and 4..7. */
 static const int64_t k_quads[2][8] = {{0, 8, 1, 9, 2, 10, 3, 11}, {4, 12, 5, 13, 6, 14, 7, 15}};
 
 AXLE_AVX512 static void output_transform4(const wino_run_t* r, const float* mbuf, size_t o,
