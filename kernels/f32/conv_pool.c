@@ -144,9 +144,10 @@ static void pool_task(void* arg, size_t task, uint32_t thread) {
     q.in[1] = r1 - r0;
     q.pad[1] = r0 - i0;
     q.out[1] = q1 - q0;
+    const axle_f32_maxpool_plane_fn plane = axle_f32_maxpool_plane_kernel(&q);
     for (int64_t ch = 0; ch < g->co; ++ch)
-      axle_f32_maxpool_plane(&q, buf + (size_t)ch * g->b_stride,
-                             y + (size_t)ch * plane_out + (size_t)(q0 * wo), tmp);
+      plane(&q, buf + (size_t)ch * g->b_stride, y + (size_t)ch * plane_out + (size_t)(q0 * wo),
+            tmp);
   }
 }
 

@@ -2,8 +2,6 @@
  * dispatching to the best plane / row kernel of this CPU that applies. */
 #include "axle_kernels.h"
 
-typedef enum plane_kernel_t { PLANE_SCALAR, PLANE_AVX2, PLANE_AVX512 } plane_kernel_t;
-
 typedef struct pool_run_t {
   const axle_f32_pool_params_t* p;
   const float* x;
@@ -11,7 +9,7 @@ typedef struct pool_run_t {
   float* tmp;
   size_t tmp_floats;
   size_t planes, per_task;
-  plane_kernel_t kernel;
+  axle_f32_maxpool_plane_fn plane;
 } pool_run_t;
 
 /* Per thread: enough for whichever plane kernel dispatch picks, which may
@@ -26,30 +24,22 @@ size_t axle_f32_maxpool_scratch_size(const axle_f32_pool_params_t* p, uint32_t t
   return tmp_floats(p) * (threads ? threads : 1) * sizeof(float);
 }
 
-static plane_kernel_t plane_kernel(const axle_f32_pool_params_t* p) {
+/* The reference on a one-plane view. */
+static void plane_scalar(const axle_f32_pool_params_t* p, const float* x_plane, float* y_plane,
+                         float* tmp) {
+  (void)tmp;
+  axle_f32_pool_params_t one = *p;
+  one.channels = 1;
+  axle_f32_maxpool_scalar(&one, x_plane, y_plane, NULL);
+}
+
+axle_f32_maxpool_plane_fn axle_f32_maxpool_plane_kernel(const axle_f32_pool_params_t* p) {
   const axle_isa_t isa = axle_kernels_isa();
-  if (isa >= AXLE_ISA_AVX512 && axle_f32_maxpool2d__avx512_supports(p)) return PLANE_AVX512;
-  if (isa >= AXLE_ISA_AVX2_FMA && axle_f32_maxpool2d__avx2_supports(p)) return PLANE_AVX2;
-  return PLANE_SCALAR;
-}
-
-static void run_plane(plane_kernel_t kernel, const axle_f32_pool_params_t* p, const float* x,
-                      float* y, float* tmp) {
-  if (kernel == PLANE_AVX512) {
-    axle_f32_maxpool2d_plane__avx512(p, x, y, tmp);
-  } else if (kernel == PLANE_AVX2) {
-    axle_f32_maxpool2d_plane__avx2(p, x, y, tmp);
-  } else {
-    /* The reference on a one-plane view. */
-    axle_f32_pool_params_t one = *p;
-    one.channels = 1;
-    axle_f32_maxpool_scalar(&one, x, y, NULL);
-  }
-}
-
-void axle_f32_maxpool_plane(const axle_f32_pool_params_t* p, const float* x_plane, float* y_plane,
-                            float* tmp) {
-  run_plane(plane_kernel(p), p, x_plane, y_plane, tmp);
+  if (isa >= AXLE_ISA_AVX512 && axle_f32_maxpool2d__avx512_supports(p))
+    return axle_f32_maxpool2d_plane__avx512;
+  if (isa >= AXLE_ISA_AVX2_FMA && axle_f32_maxpool2d__avx2_supports(p))
+    return axle_f32_maxpool2d_plane__avx2;
+  return plane_scalar;
 }
 
 static void pool_task(void* arg, size_t task, uint32_t thread) {
@@ -61,13 +51,14 @@ static void pool_task(void* arg, size_t task, uint32_t thread) {
   size_t end = (task + 1) * r->per_task;
   if (end > r->planes) end = r->planes;
   for (size_t c = task * r->per_task; c < end; ++c)
-    run_plane(r->kernel, p, r->x + c * in_vol, r->y + c * out_vol, tmp);
+    r->plane(p, r->x + c * in_vol, r->y + c * out_vol, tmp);
 }
 
 void axle_f32_maxpool(const axle_f32_pool_params_t* p, const float* x, float* y, void* scratch,
                       const axle_parallel_t* par) {
   const uint32_t threads = axle_parallel_threads(par);
-  pool_run_t r = {p, x, y, scratch, tmp_floats(p), (size_t)p->channels, 1, plane_kernel(p)};
+  pool_run_t r = {
+      p, x, y, scratch, tmp_floats(p), (size_t)p->channels, 1, axle_f32_maxpool_plane_kernel(p)};
   const size_t tasks = threads > 1 ? (size_t)threads * 8 : 1;
   r.per_task = (r.planes + tasks - 1) / tasks;
   if (r.per_task == 0) r.per_task = 1;

@@ -530,9 +530,11 @@ void axle_f32_maxpool(const axle_f32_pool_params_t* p, const float* x, float* y,
                       const axle_parallel_t* par);
 /* One plane of the same (p->channels ignored): x_plane in[1] rows of in[2]
  * floats, y_plane out[1] rows of out[2]; tmp: axle_f32_maxpool_scratch_size
- * (p, 1) bytes. Dispatches as axle_f32_maxpool does. */
-void axle_f32_maxpool_plane(const axle_f32_pool_params_t* p, const float* x_plane, float* y_plane,
-                            float* tmp);
+ * (p, 1) bytes. The kernel for p as axle_f32_maxpool dispatches it (chosen
+ * once per shape, as axle_f32_dwconv_plane_kernel). */
+typedef void (*axle_f32_maxpool_plane_fn)(const axle_f32_pool_params_t* p, const float* x_plane,
+                                          float* y_plane, float* tmp);
+axle_f32_maxpool_plane_fn axle_f32_maxpool_plane_kernel(const axle_f32_pool_params_t* p);
 
 /* Convolution -> max pooling (conv_pool.c), in bands of pooled rows: the
  * convolution's rows a band's windows need go into a per-thread buffer
