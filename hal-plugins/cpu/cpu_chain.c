@@ -85,19 +85,34 @@ static int chain_at(const cpu_fuse_ctx_t* c, const cpu_fuse_result_t* out,
   return cpu_fuse_output_safe(c, out->internal, grp);
 }
 
-/* Whether the kernels pool these in bands (geometry from the nodes). */
+/* The kernels' plan of a Conv -> MaxPool pair (the pooling per image, as
+ * the kernels pool), for planning and prepare alike. On failure *at is the
+ * node at fault and err says why. */
+static int32_t conv_pool_geometry(const axle_hal_graph_t* g, const axle_hal_node_t* conv,
+                                  const axle_hal_node_t* pool, axle_f32_conv_plan_t* plan,
+                                  axle_f32_pool_params_t* q, const axle_hal_node_t** at, char* err,
+                                  size_t err_size) {
+  axle_f32_conv_params_t k;
+  *at = conv;
+  int32_t st = cpu_conv_geometry(g, conv, &k, err, err_size);
+  if (st != AXLE_HAL_OK) return st;
+  *at = pool;
+  st = cpu_maxpool_geometry(g, pool, q, err, err_size);
+  if (st != AXLE_HAL_OK) return st;
+  axle_f32_conv_plan(&k, plan);
+  q->channels = k.out_channels;
+  return AXLE_HAL_OK;
+}
+
+/* Whether the kernels pool these in bands. */
 static int kernels_pool(const axle_hal_graph_t* g, const axle_hal_node_t* conv,
                         const axle_hal_node_t* pool) {
-  axle_f32_conv_params_t k;
-  axle_f32_pool_params_t q;
   axle_f32_conv_plan_t plan;
+  axle_f32_pool_params_t q;
+  const axle_hal_node_t* at;
   char err[200];
-  if (cpu_conv_geometry(g, conv, &k, err, sizeof err) != AXLE_HAL_OK ||
-      cpu_maxpool_geometry(g, pool, &q, err, sizeof err) != AXLE_HAL_OK)
-    return 0;
-  axle_f32_conv_plan(&k, &plan);
-  q.channels = k.out_channels; /* per image, as the kernels pool */
-  return axle_f32_conv_pool_supports(&plan, &q);
+  return conv_pool_geometry(g, conv, pool, &plan, &q, &at, err, sizeof err) == AXLE_HAL_OK &&
+         axle_f32_conv_pool_supports(&plan, &q);
 }
 
 /* The Conv -> MaxPool chain whose Conv is at pos, into grp; used[0]: the
@@ -201,16 +216,12 @@ static int32_t conv_pool_prepare(const axle_hal_host_t* host, cpu_step_t* step,
                                  const cpu_group_t* grp) {
   const cpu_chain_t* ch = &grp->chain;
   const axle_hal_graph_t* g = step->graph;
-  axle_f32_conv_params_t k;
-  axle_f32_pool_params_t q;
-  char err[200];
-  int32_t st = cpu_conv_geometry(g, ch->conv[0], &k, err, sizeof err);
-  if (st != AXLE_HAL_OK) return chain_fail(host, ch->conv[0], st, err);
-  st = cpu_maxpool_geometry(g, ch->pool, &q, err, sizeof err);
-  if (st != AXLE_HAL_OK) return chain_fail(host, ch->pool, st, err);
-  q.channels = k.out_channels;
   axle_f32_conv_plan_t plan;
-  axle_f32_conv_plan(&k, &plan);
+  axle_f32_pool_params_t q;
+  const axle_hal_node_t* at;
+  char err[200];
+  const int32_t st = conv_pool_geometry(g, ch->conv[0], ch->pool, &plan, &q, &at, err, sizeof err);
+  if (st != AXLE_HAL_OK) return chain_fail(host, at, st, err);
   if (!axle_f32_conv_pool_supports(&plan, &q))
     return chain_fail(host, ch->conv[0], AXLE_HAL_INTERNAL,
                       "planned with its MaxPool as a band step the kernels do not take");

@@ -368,9 +368,11 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
   uint32_t flags = k->flags;
   if (j == k->n0) flags |= AXLE_F32_GEMM_PREFETCH_A;
   if (k->share_b) {
-    const size_t full = k->mc / row_step, t = (i - k->i0) / row_step;
-    if (full <= 1 || t < full)
-      flags |= AXLE_F32_GEMM_PREFETCH_B | (full > 1 ? AXLE_F32_GEMM_PREFETCH_SHARE(t, full) : 0u);
+    /* Full-height tiles, or the one short tile of a block shorter than that. */
+    const size_t full = k->mc / row_step, shares = full ? full : 1, t = (i - k->i0) / row_step;
+    if (t < shares)
+      flags |=
+          AXLE_F32_GEMM_PREFETCH_B | (shares > 1 ? AXLE_F32_GEMM_PREFETCH_SHARE(t, shares) : 0u);
   } else if (i == k->i0) {
     flags |= AXLE_F32_GEMM_PREFETCH_B;
   }
