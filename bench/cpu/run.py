@@ -4,7 +4,7 @@ and Axle's SGEMM against OpenBLAS and the measured FMA peak.
 
     python3 bench/cpu/run.py [--build DIR] [--runs N] [--threads 1,2]
                              [--models mobilenet_v2,resnet18,resnet50,mobilenet_v2_qdq]
-                             [--no-sgemm] [--layers] [--qu8]
+                             [--no-sgemm] [--layers] [--qu8] [--elementwise]
 
 For every model (built by bench/cpu/models.py with fixed seeds, cached in
 DIR/bench-cpu/models) it first checks Axle's output against ORT's on the
@@ -22,6 +22,8 @@ and prints its table. --layers adds a per-layer profile of each model (time,
 GFLOP/s; bench/cpu/layer_profile.c + layers.py) at the first thread count.
 --qu8 adds bench/cpu/qu8_bench.c: the int8 (QDQ) convolution kernels
 against the fp32 ones on MobileNetV2's layer shapes, per thread count.
+--elementwise adds bench/cpu/elementwise_bench.c: the AVX2 elementwise,
+activation and softmax kernels against their scalar references.
 
 Figures only: nothing here passes or fails on time. The machine's load
 moves every figure; compare numbers from one run.
@@ -164,17 +166,18 @@ def build_sgemm(build, out_dir):
     return exe
 
 
-def build_qu8_bench(build, out_dir):
-    """Compiles qu8_bench.c (int8 vs fp32 convolution layers); returns its path."""
+def build_kernel_bench(build, out_dir, source, what):
+    """Compiles a bench/cpu/*.c program against the build's axle_kernels;
+    returns its path, or None when the library is not built."""
     lib = os.path.join(build, "lib", "libaxle_kernels.a")
     if not os.path.isfile(lib):
-        log(f"qu8: {lib} is missing (build first); skipped")
+        log(f"{what}: {lib} is missing (build first); skipped")
         return None
     cc = os.environ.get("CC", "cc")
-    exe = os.path.join(out_dir, "axle_bench_qu8")
+    exe = os.path.join(out_dir, "axle_bench_" + what)
     subprocess.run([cc, "-O2", "-std=gnu11", "-Wall", "-Wextra",
                     "-I" + os.path.join(ROOT, "kernels", "include"),
-                    os.path.join(HERE, "qu8_bench.c"), lib, "-lm", "-lpthread", "-o", exe],
+                    os.path.join(HERE, source), lib, "-lm", "-lpthread", "-o", exe],
                    check=True)
     return exe
 
@@ -202,6 +205,8 @@ def main():
     ap.add_argument("--sgemm-rounds", type=int, default=5)
     ap.add_argument("--qu8", action="store_true",
                     help="also compare int8 (QDQ) convolution layers with fp32")
+    ap.add_argument("--elementwise", action="store_true",
+                    help="also compare the elementwise/softmax kernels with their references")
     ap.add_argument("--layers", action="store_true", help="per-layer profiles too")
     a = ap.parse_args()
 
@@ -307,12 +312,18 @@ def main():
             subprocess.run([exe, "--rounds", str(a.sgemm_rounds)], check=True)
 
     if a.qu8:
-        exe = build_qu8_bench(build, out_dir)
+        exe = build_kernel_bench(build, out_dir, "qu8_bench.c", "qu8")
         if exe:
             for t in threads:
                 log("")
                 subprocess.run([exe, "--threads", str(t), "--rounds", str(a.sgemm_rounds)],
                                check=True)
+
+    if a.elementwise:
+        exe = build_kernel_bench(build, out_dir, "elementwise_bench.c", "elementwise")
+        if exe:
+            log("")
+            subprocess.run([exe, "--rounds", str(a.sgemm_rounds)], check=True)
 
 
 if __name__ == "__main__":

@@ -164,7 +164,7 @@ static int32_t prepare_binary(const axle_hal_host_t* host, cpu_step_t* step) {
   const size_t head = sizeof(binary_params_t) + steps * sizeof(axle_nd_t);
   binary_params_t* p = cpu_step_params(host, step, head + (precast && b->data ? konst_bytes : 0));
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
-  p->fn = k_binary[di][d->kernel];
+  p->fn = axle_binary_kernel_for_isa(k_binary[di][d->kernel]);
   p->in_size = es;
   p->out_size = axle_hal_dtype_size(out->dtype);
   p->out_count = elements(out);
@@ -192,7 +192,7 @@ static int32_t prepare_binary(const axle_hal_host_t* host, cpu_step_t* step) {
   }
   if (d->mean && steps) {
     const int64_t count = (int64_t)step->input_count;
-    p->div = k_binary[di][BIN_div];
+    p->div = axle_binary_kernel_for_isa(k_binary[di][BIN_div]);
     convert(AXLE_HAL_DTYPE_I64, &count, a->dtype, p->divisor, 1);
   }
   return AXLE_HAL_OK;
@@ -349,7 +349,7 @@ static int32_t check_unary(const axle_hal_graph_t* g, const axle_hal_node_t* n, 
 static int32_t prepare_unary(const axle_hal_host_t* host, cpu_step_t* step) {
   const unary_desc_t* d = unary_desc(step->node->op_type);
   const axle_hal_tensor_t* x = step->in[0];
-  axle_unary_fn fn = d && x ? unary_kernel(d, x->dtype) : NULL;
+  axle_unary_fn fn = d && x ? axle_unary_kernel_for_isa(unary_kernel(d, x->dtype)) : NULL;
   if (!fn) return cpu_step_fail(host, step, AXLE_HAL_UNSUPPORTED, "unsupported dtype");
   unary_params_t* p = cpu_step_params(host, step, sizeof *p);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;

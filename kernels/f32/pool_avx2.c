@@ -12,6 +12,7 @@
 #include <math.h>
 
 #include "axle_kernels.h"
+#include "lanes_avx2.h"
 
 #define AXLE_AVX2 __attribute__((target("avx2,fma")))
 #define AXLE_INLINE AXLE_AVX2 static inline __attribute__((always_inline))
@@ -35,11 +36,6 @@ size_t axle_f32_maxpool2d__avx2_tmp_size(const axle_f32_pool_params_t* p) {
   return (size_t)(width > written ? width : written);
 }
 
-/* Lanes i < n (n <= 8) of a maskload / maskstore. */
-AXLE_INLINE __m256i first_lanes(int64_t n) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 /* Horizontal max of buffer row v for each output of the row, into y (ow
  * floats). Inlined with constant s and kw for the common windows, so that
  * the tap loops unroll. */
@@ -61,7 +57,7 @@ AXLE_INLINE void hmax_row(const float* v, int64_t s, int64_t kw, int64_t ow, flo
     if (ow - j >= 8)
       _mm256_storeu_ps(y + j, best);
     else
-      _mm256_maskstore_ps(y + j, first_lanes(ow - j), best);
+      _mm256_maskstore_ps(y + j, axle_f32_first_lanes__avx2((size_t)(ow - j)), best);
   }
 }
 
@@ -78,7 +74,7 @@ AXLE_AVX2 void axle_f32_maxpool2d_plane__avx2(const axle_f32_pool_params_t* p,
   for (int64_t b = pl + iw; b < width; ++b) tmp[b] = -INFINITY;
   float* v = tmp + pl;
   const int64_t full = iw / 8 * 8;
-  const __m256i last = first_lanes(iw - full);
+  const __m256i last = axle_f32_first_lanes__avx2((size_t)(iw - full));
   for (int64_t oy = 0; oy < oh; ++oy) {
     int64_t lo = oy * sv - pt, hi = lo + kh;
     if (lo < 0) lo = 0;

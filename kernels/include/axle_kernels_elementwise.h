@@ -90,6 +90,29 @@ AXLE_SINT_DTYPES(AXLE_DECLARE_SINT_)
 #define AXLE_DECLARE_UINT_(dt, T, code) AXLE_UNARY_UINT_OPS(AXLE_DECLARE_UNARY_, dt)
 AXLE_UINT_DTYPES(AXLE_DECLARE_UINT_)
 
+/* ISA variants. f32 ops with an AVX2 (and FMA) variant, axle_f32_<op>__avx2,
+ * with the reference's signature and contract: the arithmetic and the
+ * piecewise activations give the reference's bits; exp, sigmoid and tanh
+ * (libm per element in the reference) are within a few ulp of it. */
+#define AXLE_F32_BINARY_AVX2_OPS(X) X(add) X(sub) X(mul) X(div) X(max) X(min)
+#define AXLE_F32_UNARY_AVX2_OPS(X)                                                    \
+  X(relu) X(leaky_relu) X(clip) X(hard_sigmoid) X(hard_swish) X(neg) X(abs) X(exp) \
+  X(sigmoid) X(tanh)
+#define AXLE_DECLARE_F32_BINARY_AVX2_(op)                                              \
+  void axle_f32_##op##__avx2(const void* a, ptrdiff_t sa, const void* b, ptrdiff_t sb, \
+                             void* y, size_t n);
+#define AXLE_DECLARE_F32_UNARY_AVX2_(op) \
+  void axle_f32_##op##__avx2(const void* x, void* y, size_t n, const void* p);
+AXLE_F32_BINARY_AVX2_OPS(AXLE_DECLARE_F32_BINARY_AVX2_)
+AXLE_F32_UNARY_AVX2_OPS(AXLE_DECLARE_F32_UNARY_AVX2_)
+
+/* The variant of a reference kernel (any axle_<dtype>_<op>_scalar above)
+ * that axle_kernels_isa() runs: its ISA variant where there is one and the
+ * CPU has the ISA, else the reference itself. Ops pick their kernel once
+ * (at prepare), so runs do not dispatch. Thread-safe. */
+axle_binary_fn axle_binary_kernel_for_isa(axle_binary_fn reference);
+axle_unary_fn axle_unary_kernel_for_isa(axle_unary_fn reference);
+
 /* Logical not on bool bytes (any non-zero byte is true). */
 void axle_bool_not_scalar(const void* x, void* y, size_t n, const void* p);
 
