@@ -24,6 +24,7 @@
 
 #include "axle_kernels_elementwise.h"
 #include "cpu_op.h"
+#include "cpu_threadpool.h"
 
 /* ------------------------------------------------------------------------ */
 /* Shared helpers                                                            */
@@ -210,11 +211,12 @@ static void run_binary(const cpu_step_t* step, const void* const* in, void* cons
     axle_copy_bytes_scalar(out[0], in[0], p->out_count * p->out_size);
     return;
   }
+  const axle_parallel_t par = cpu_pool_parallel(step->threads);
   for (uint32_t k = 0; k < p->steps; ++k) {
     const void* a = k == 0 ? cpu_step_input_data(step, in, 0) : out[0];
     const void* b = k == 0 && konst ? konst : cpu_step_input_data(step, in, k + 1);
-    axle_nd_binary_scalar(&p->nd[k], p->fn, out[0], p->out_size, a,
-                          k == 0 ? p->in_size : p->out_size, b, p->in_size);
+    axle_nd_binary_parallel(&p->nd[k], p->fn, out[0], p->out_size, a,
+                            k == 0 ? p->in_size : p->out_size, b, p->in_size, &par);
   }
   if (p->div) p->div(out[0], 1, p->divisor, 0, out[0], p->out_count);
 }
@@ -388,8 +390,9 @@ static void run_unary(const cpu_step_t* step, const void* const* in, void* const
                       void* scratch) {
   (void)scratch;
   const unary_params_t* p = step->params;
+  const axle_parallel_t par = cpu_pool_parallel(step->threads);
   if (!p->runtime[0] && !p->runtime[1]) {
-    p->fn(in[0], out[0], p->n, p->prm);
+    axle_unary_parallel(p->fn, in[0], out[0], p->n, p->es, p->prm, &par);
     return;
   }
   _Alignas(8) unsigned char prm[16];
@@ -398,7 +401,7 @@ static void run_unary(const cpu_step_t* step, const void* const* in, void* const
     const void* b = p->runtime[i] ? cpu_step_input_data(step, in, 1 + i) : NULL;
     if (b) memcpy(prm + i * p->es, b, p->es);
   }
-  p->fn(in[0], out[0], p->n, prm);
+  axle_unary_parallel(p->fn, in[0], out[0], p->n, p->es, prm, &par);
 }
 
 /* ------------------------------------------------------------------------ */

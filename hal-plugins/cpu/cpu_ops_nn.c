@@ -1171,14 +1171,16 @@ static void softmax_run(const cpu_step_t* step, const void* const* in, void* con
                         void* scratch) {
   (void)scratch;
   const softmax_params_t* p = step->params;
-  axle_f32_softmax(p->outer, p->axis, p->inner, in[0], out[0]);
+  const axle_parallel_t par = nn_parallel(step);
+  axle_f32_softmax(p->outer, p->axis, p->inner, in[0], out[0], &par);
 }
 
 static void logsoftmax_run(const cpu_step_t* step, const void* const* in, void* const* out,
                            void* scratch) {
   (void)scratch;
   const softmax_params_t* p = step->params;
-  axle_f32_logsoftmax(p->outer, p->axis, p->inner, in[0], out[0]);
+  const axle_parallel_t par = nn_parallel(step);
+  axle_f32_logsoftmax(p->outer, p->axis, p->inner, in[0], out[0], &par);
 }
 
 /* ------------------------------------------------------------------------ */

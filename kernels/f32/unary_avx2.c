@@ -107,9 +107,10 @@ AXLE_AVX2_INLINE __m256 op_tanh(__m256 v, const params_t* p) {
     params_t p = {_mm256_setzero_ps(), _mm256_setzero_ps()};                                 \
     if (prm) p = (params_t){_mm256_set1_ps(prm[0]), _mm256_set1_ps(prm[1])};                 \
     size_t i = 0;                                                                            \
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, op_##op(_mm256_loadu_ps(x + i), &p)); \
+    _Pragma("GCC unroll 2") for (; i + 8 <= n; i += 8)                                       \
+        _mm256_storeu_ps(y + i, op_##op(_mm256_loadu_ps(x + i), &p));                        \
     if (i < n) {                                                                             \
-      const __m256i m = axle_f32_first_lanes__avx2(n - i);                                                    \
+      const __m256i m = axle_f32_first_lanes__avx2(n - i);                                   \
       _mm256_maskstore_ps(y + i, m, op_##op(_mm256_maskload_ps(x + i, m), &p));              \
     }                                                                                        \
   }

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "axle_kernels.h"
 #include "axle_kernels_copy.h"
 
 #ifdef __cplusplus
@@ -143,6 +144,16 @@ axle_where_fn axle_where_for_width(size_t elem_size);
 /* Operands: 0 = y (contiguous), 1 = a, 2 = b; sizes are element sizes. */
 void axle_nd_binary_scalar(const axle_nd_t* nd, axle_binary_fn fn, void* y, size_t ys,
                            const void* a, size_t as, const void* b, size_t bs);
+/* The same walk split over par's threads (NULL, or a tensor too small to
+ * pay for the hand-off: serially): equal contiguous shares of y's elements,
+ * so each thread writes lines of its own. Results equal the serial walk's
+ * bit for bit. Steps that fold (Sum of three inputs) call it per fold. */
+void axle_nd_binary_parallel(const axle_nd_t* nd, axle_binary_fn fn, void* y, size_t ys,
+                             const void* a, size_t as, const void* b, size_t bs,
+                             const axle_parallel_t* par);
+/* fn over n contiguous elements of es bytes, split the same way. */
+void axle_unary_parallel(axle_unary_fn fn, const void* x, void* y, size_t n, size_t es,
+                         const void* p, const axle_parallel_t* par);
 /* Operands: 0 = y, 1 = cond (bool), 2 = x, 3 = z; all values elem_size bytes. */
 void axle_nd_where_scalar(const axle_nd_t* nd, axle_where_fn fn, size_t elem_size, void* y,
                           const uint8_t* c, const void* x, const void* z);

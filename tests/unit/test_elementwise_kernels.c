@@ -307,6 +307,120 @@ static void test_softmax(void) {
       softmax_case(shapes[s][0], shapes[s][1], shapes[s][2], kind);
 }
 
+/* ---- threads ------------------------------------------------------------- */
+
+/* A parallelism description that runs the tasks in turn on the caller and
+ * counts regions and tasks, so the split itself can be checked. */
+typedef struct counting_t {
+  size_t regions, tasks;
+} counting_t;
+
+static void counting_run(void* ctx, size_t tasks, axle_task_fn fn, void* arg) {
+  counting_t* c = ctx;
+  ++c->regions;
+  c->tasks += tasks;
+  for (size_t t = tasks; t-- > 0;) fn(arg, t, (uint32_t)(t % 2)); /* in reverse: no order assumed */
+}
+
+/* A broadcasting plan for out = a (op) b as the CPU plugin builds one. */
+static void plan(axle_nd_t* nd, uint32_t rank, const int64_t* out, uint32_t ra, const int64_t* sa,
+                 uint32_t rb, const int64_t* sb) {
+  memset(nd, 0, sizeof *nd);
+  nd->rank = rank;
+  nd->ops = 3;
+  memcpy(nd->shape, out, rank * sizeof(int64_t));
+  axle_nd_contiguous_strides(rank, out, nd->stride[0]);
+  CU_ASSERT_EQUAL(axle_nd_broadcast_strides(rank, out, ra, sa, nd->stride[1]), 0);
+  CU_ASSERT_EQUAL(axle_nd_broadcast_strides(rank, out, rb, sb, nd->stride[2]), 0);
+  axle_nd_simplify(nd);
+}
+
+static void test_parallel_drivers(void) {
+  /* Shapes: rows of 1000 with a row vector and a column (shares end mid
+   * row), a full-size pair (one run), a scalar, and one too small to split. */
+  static const struct {
+    uint32_t rank, ra, rb;
+    int64_t out[3], a[3], b[3];
+    int split;
+  } cases[] = {
+      {3, 3, 2, {3, 37, 1000}, {3, 1, 1000}, {37, 1}, 1},
+      {2, 2, 2, {129, 513}, {129, 513}, {129, 513}, 1},
+      {2, 2, 1, {64, 1024}, {64, 1024}, {1}, 1},
+      {2, 2, 2, {31, 1000}, {31, 1000}, {1, 1000}, 0},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    axle_nd_t nd;
+    plan(&nd, cases[c].rank, cases[c].out, cases[c].ra, cases[c].a, cases[c].rb, cases[c].b);
+    size_t n = 1, na = 1, nb = 1;
+    for (uint32_t d = 0; d < cases[c].rank; ++d) n *= (size_t)cases[c].out[d];
+    for (uint32_t d = 0; d < cases[c].ra; ++d) na *= (size_t)cases[c].a[d];
+    for (uint32_t d = 0; d < cases[c].rb; ++d) nb *= (size_t)cases[c].b[d];
+    float* a = inputs(na, 3.0f, 0);
+    float* b = inputs(nb, 3.0f, 0);
+    float* want = inputs(n, 0.0f, 0);
+    float* got = inputs(n, 0.0f, 0);
+    const axle_binary_fn fn = axle_binary_kernel_for_isa(axle_f32_sub_scalar);
+    axle_nd_binary_scalar(&nd, fn, want, 4, a, 4, b, 4);
+    for (uint32_t threads = 2; threads <= 3; ++threads) {
+      uint32_t storage;
+      axle_parallel_t real;
+      memset(got, 0, n * sizeof(float));
+      axle_nd_binary_parallel(&nd, fn, got, 4, a, 4, b, 4, kt_parallel(&storage, &real, threads));
+      CU_ASSERT(same_bits("binary on threads", got, want, n));
+      CU_ASSERT(guards_intact(got, n));
+      counting_t count = {0, 0};
+      axle_parallel_t par = {counting_run, &count, threads};
+      memset(got, 0, n * sizeof(float));
+      axle_nd_binary_parallel(&nd, fn, got, 4, a, 4, b, 4, &par);
+      CU_ASSERT(same_bits("binary, tasks in reverse", got, want, n));
+      CU_ASSERT_EQUAL(count.regions, cases[c].split ? 1u : 0u);
+      CU_ASSERT(count.tasks <= 4 * threads);
+      if (cases[c].split) CU_ASSERT(count.tasks >= 2);
+    }
+    /* The unary split over the same number of elements. */
+    const axle_unary_fn un = axle_unary_kernel_for_isa(axle_f32_tanh_scalar);
+    float* uwant = inputs(na, 0.0f, 0);
+    float* ugot = inputs(na, 0.0f, 0);
+    un(a, uwant, na, NULL);
+    for (uint32_t threads = 2; threads <= 3; ++threads) {
+      counting_t count = {0, 0};
+      axle_parallel_t par = {counting_run, &count, threads};
+      axle_unary_parallel(un, a, ugot, na, sizeof(float), NULL, &par);
+      CU_ASSERT(same_bits("unary split", ugot, uwant, na));
+      CU_ASSERT(guards_intact(ugot, na));
+      CU_ASSERT_EQUAL(count.regions, na >= 32768 ? 1u : 0u);
+    }
+    free(uwant);
+    free(ugot);
+    free(a);
+    free(b);
+    free(want);
+    free(got);
+  }
+  /* Softmax: whole rows per task, so the same bits as one call. */
+  static const size_t shapes[][3] = {{300, 200, 1}, {40, 100, 9}, {2, 20000, 1}, {10, 10, 10}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+    const size_t n = shapes[s][0] * shapes[s][1] * shapes[s][2];
+    float* x = inputs(n, 6.0f, 0);
+    float* want = inputs(n, 0.0f, 0);
+    float* got = inputs(n, 0.0f, 0);
+    for (int log = 0; log < 2; ++log) {
+      (log ? axle_f32_logsoftmax : axle_f32_softmax)(shapes[s][0], shapes[s][1], shapes[s][2], x,
+                                                     want, NULL);
+      counting_t count = {0, 0};
+      axle_parallel_t par = {counting_run, &count, 2};
+      (log ? axle_f32_logsoftmax : axle_f32_softmax)(shapes[s][0], shapes[s][1], shapes[s][2], x,
+                                                     got, &par);
+      CU_ASSERT(same_bits("softmax split by rows", got, want, n));
+      CU_ASSERT(guards_intact(got, n));
+      CU_ASSERT_EQUAL(count.regions, n >= 32768 && shapes[s][0] >= 2 ? 1u : 0u);
+    }
+    free(x);
+    free(want);
+    free(got);
+  }
+}
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 static void test_variant_lookup(void) {
@@ -319,7 +433,7 @@ static void test_variant_lookup(void) {
   float x[12], want[12], got[12];
   for (int i = 0; i < 12; ++i) x[i] = kt_rand() * 3.0f;
   axle_f32_softmax_scalar(3, 4, 1, x, want);
-  axle_f32_softmax(3, 4, 1, x, got);
+  axle_f32_softmax(3, 4, 1, x, got, NULL);
   CU_ASSERT(memcmp(got, want, sizeof want) == 0);
   axle_kernels_set_isa(best);
   if (!have_avx2()) return skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
@@ -332,7 +446,7 @@ static void test_variant_lookup(void) {
   CU_ASSERT(axle_binary_kernel_for_isa(axle_i32_add_scalar) == axle_i32_add_scalar);
   CU_ASSERT(axle_unary_kernel_for_isa(axle_f32_erf_scalar) == axle_f32_erf_scalar);
   axle_f32_logsoftmax__avx2(3, 4, 1, x, want);
-  axle_f32_logsoftmax(3, 4, 1, x, got);
+  axle_f32_logsoftmax(3, 4, 1, x, got, NULL);
   CU_ASSERT(memcmp(got, want, sizeof want) == 0);
 }
 
@@ -344,6 +458,7 @@ int main(void) {
       {"exp, sigmoid and tanh over dense sweeps", test_unary_sweeps},
       {"softmax and log-softmax against the references", test_softmax},
       {"reference -> variant lookup at each ISA level", test_variant_lookup},
+      {"threaded drivers: equal shares, the serial walk's bits", test_parallel_drivers},
   };
   if (KT_ADD_SUITE("elementwise kernels", tests) != 0) return 1;
   return kt_run_all();
