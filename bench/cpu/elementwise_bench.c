@@ -1,6 +1,7 @@
 /*
- * Elementwise and softmax kernels: each ISA variant against its scalar
- * reference (the baseline), measured interleaved in the same process, in
+ * Elementwise and softmax kernels: each ISA variant (AVX2; AVX-512 where the
+ * op has one and the CPU the ISA) against its scalar reference (the
+ * baseline), measured interleaved in the same process, in
  * elements per nanosecond and as a ratio. Tensors of 16 K elements (in L1/L2)
  * and 4 M (beyond the L2: memory-bound for the cheap ops). Best of the
  * rounds, as the SGEMM bench. Prints figures only; never fails on time.
@@ -21,12 +22,13 @@ static double now_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* Variants: [0] the scalar reference, [1] AVX2, [2] AVX-512 or NULL. */
 typedef struct job_t {
   const char* name;
   int kind; /* 0 binary, 1 unary, 2 softmax rows of 1000 */
-  axle_binary_fn bin[2];
-  axle_unary_fn un[2];
-  void (*soft[2])(size_t, size_t, size_t, const float*, float*);
+  axle_binary_fn bin[3];
+  axle_unary_fn un[3];
+  void (*soft[3])(size_t, size_t, size_t, const float*, float*);
 } job_t;
 
 static float* g_a;
@@ -65,16 +67,25 @@ int main(int argc, char** argv) {
       {"Max", 0, {axle_f32_max_scalar, axle_f32_max__avx2}, {0}, {0}},
       {"Relu", 1, {0}, {axle_f32_relu_scalar, axle_f32_relu__avx2}, {0}},
       {"LeakyRelu", 1, {0}, {axle_f32_leaky_relu_scalar, axle_f32_leaky_relu__avx2}, {0}},
-      {"Exp", 1, {0}, {axle_f32_exp_scalar, axle_f32_exp__avx2}, {0}},
-      {"Sigmoid", 1, {0}, {axle_f32_sigmoid_scalar, axle_f32_sigmoid__avx2}, {0}},
-      {"Tanh", 1, {0}, {axle_f32_tanh_scalar, axle_f32_tanh__avx2}, {0}},
-      {"Softmax (rows of 1000)", 2, {0}, {0}, {axle_f32_softmax_scalar, axle_f32_softmax__avx2}},
+      {"Exp", 1, {0}, {axle_f32_exp_scalar, axle_f32_exp__avx2, axle_f32_exp__avx512}, {0}},
+      {"Sigmoid",
+       1,
+       {0},
+       {axle_f32_sigmoid_scalar, axle_f32_sigmoid__avx2, axle_f32_sigmoid__avx512},
+       {0}},
+      {"Tanh", 1, {0}, {axle_f32_tanh_scalar, axle_f32_tanh__avx2, axle_f32_tanh__avx512}, {0}},
+      {"Softmax (rows of 1000)",
+       2,
+       {0},
+       {0},
+       {axle_f32_softmax_scalar, axle_f32_softmax__avx2, axle_f32_softmax__avx512}},
       {"LogSoftmax (rows of 1000)",
        2,
        {0},
        {0},
-       {axle_f32_logsoftmax_scalar, axle_f32_logsoftmax__avx2}},
+       {axle_f32_logsoftmax_scalar, axle_f32_logsoftmax__avx2, axle_f32_logsoftmax__avx512}},
   };
+  const int avx512 = axle_kernels_isa() >= AXLE_ISA_AVX512;
   const size_t sizes[] = {16000, 4000000};
   const size_t most = sizes[1];
   g_a = malloc(most * sizeof(float));
@@ -85,20 +96,27 @@ int main(int argc, char** argv) {
     g_b[i] = (float)((i * 40503u) % 10007) / 2500.0f - 2.0f;
   }
   printf(
-      "Elementwise kernels, 1 thread, best of %d rounds: elements per ns, scalar reference "
-      "(baseline) and AVX2 variant\n",
+      "Elementwise kernels, 1 thread, best of %d rounds: elements per ns of the scalar "
+      "reference (the baseline) and of each ISA variant, and the best variant's ratio to the "
+      "reference\n",
       rounds);
-  printf("%-26s %9s %10s %10s %8s\n", "op", "elements", "reference", "avx2", "ratio");
+  printf("%-26s %9s %10s %10s %10s %8s\n", "op", "elements", "reference", "avx2", "avx512",
+         "ratio");
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s)
     for (size_t j = 0; j < sizeof jobs / sizeof jobs[0]; ++j) {
-      double best[2] = {1e30, 1e30};
+      const job_t* job = &jobs[j];
+      const int has512 = avx512 && (job->un[2] || job->soft[2]);
+      double best[3] = {1e30, 1e30, 1e30};
       for (int r = 0; r < rounds; ++r)
-        for (int v = 0; v < 2; ++v) {
-          const double t = time_call(&jobs[j], v, sizes[s]);
+        for (int v = 0; v < (has512 ? 3 : 2); ++v) {
+          const double t = time_call(job, v, sizes[s]);
           if (t < best[v]) best[v] = t;
         }
-      printf("%-26s %9zu %10.3f %10.3f %8.2f\n", jobs[j].name, sizes[s], sizes[s] / best[0] * 1e-9,
-             sizes[s] / best[1] * 1e-9, best[0] / best[1]);
+      char col512[16] = "-";
+      if (has512) snprintf(col512, sizeof col512, "%.3f", sizes[s] / best[2] * 1e-9);
+      const double fastest = best[1] < best[2] ? best[1] : best[2];
+      printf("%-26s %9zu %10.3f %10.3f %10s %8.2f\n", job->name, sizes[s],
+             sizes[s] / best[0] * 1e-9, sizes[s] / best[1] * 1e-9, col512, best[0] / fastest);
     }
   free(g_a);
   free(g_b);

@@ -3,12 +3,8 @@
  * expf the build can rely on (glibc's libmvec is neither everywhere nor
  * callable from the target-attribute functions these kernels are).
  *
- * e^x = 2^n * e^r with n = round(x * log2(e)) and r = x - n * ln(2) in
- * [-ln(2)/2, ln(2)/2], ln(2) split in a part with few significant bits (so
- * n * ln2_hi is exact) and the rest. e^r is 1 + r + r^2 P(r), P of degree 4
- * with coefficients fitted here to e^r on that interval (relative error
- * 3.6e-9, a sixteenth of a float's last bit; the Taylor polynomial needs
- * degree 7 for as much), so the result is within about 1 ulp of expf's.
+ * e^x = 2^n e^r, reduced and approximated as vmath_coeffs.h describes:
+ * within about 1 ulp of expf.
  * 2^n is applied as 2^(n/2) * 2^(n - n/2), both normal floats for every n
  * the clamp allows, so results that overflow become +inf and those below
  * FLT_MIN become subnormal or 0 as expf's do, without special cases. The
@@ -18,21 +14,22 @@
 
 #include <immintrin.h>
 
+#include "vmath_coeffs.h"
+
 #define AXLE_EXP_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
 
 AXLE_EXP_AVX2_INLINE __m256 axle_f32_exp8__avx2(__m256 x) {
-  /* Past these e^x is +inf (88.73 > ln(FLT_MAX)) or 0 (-104 < ln of half
-   * the smallest subnormal); n stays within [-151, 129]. */
-  x = _mm256_min_ps(_mm256_set1_ps(88.8f), _mm256_max_ps(_mm256_set1_ps(-104.0f), x));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+  /* n stays within [-151, 129]. */
+  x = _mm256_min_ps(_mm256_set1_ps(AXLE_EXP_HI), _mm256_max_ps(_mm256_set1_ps(AXLE_EXP_LO), x));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(AXLE_LOG2E)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187045e-6f), r);
-  __m256 p = _mm256_set1_ps(1.375169089e-03f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.368915511e-03f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.166952808e-02f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.666651847e-01f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.999998862e-01f));
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(AXLE_LN2_HI), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(AXLE_LN2_LO), r);
+  __m256 p = _mm256_set1_ps(AXLE_EXP_P6);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(AXLE_EXP_P5));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(AXLE_EXP_P4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(AXLE_EXP_P3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(AXLE_EXP_P2));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   const __m256i ni = _mm256_cvtps_epi32(n);

@@ -1,6 +1,5 @@
-/* Softmax and log-softmax entry points: the variant for axle_kernels_isa()
- * (AVX-512 machines run the AVX2 one: exp and the sums are a small part of
- * what a softmax layer costs next to the passes over memory), over par's
+/* Softmax and log-softmax entry points: the variant for axle_kernels_isa(),
+ * over par's
  * threads in contiguous runs of whole rows (outer indices), each computed as
  * the serial call computes it, so results do not depend on the split. */
 #include "axle_kernels.h"
@@ -40,15 +39,20 @@ static void run(softmax_fn fn, size_t outer, size_t axis, size_t inner, const fl
   axle_parallel_run(par, (outer + s.rows - 1) / s.rows, softmax_task, &s);
 }
 
+/* The variant axle_kernels_isa() runs. */
+static softmax_fn pick(softmax_fn avx512, softmax_fn avx2, softmax_fn scalar) {
+  const axle_isa_t isa = axle_kernels_isa();
+  return isa >= AXLE_ISA_AVX512 ? avx512 : isa >= AXLE_ISA_AVX2_FMA ? avx2 : scalar;
+}
+
 void axle_f32_softmax(size_t outer, size_t axis, size_t inner, const float* x, float* y,
                       const axle_parallel_t* par) {
-  run(axle_kernels_isa() >= AXLE_ISA_AVX2_FMA ? axle_f32_softmax__avx2 : axle_f32_softmax_scalar,
-      outer, axis, inner, x, y, par);
+  run(pick(axle_f32_softmax__avx512, axle_f32_softmax__avx2, axle_f32_softmax_scalar), outer, axis,
+      inner, x, y, par);
 }
 
 void axle_f32_logsoftmax(size_t outer, size_t axis, size_t inner, const float* x, float* y,
                          const axle_parallel_t* par) {
-  run(axle_kernels_isa() >= AXLE_ISA_AVX2_FMA ? axle_f32_logsoftmax__avx2
-                                              : axle_f32_logsoftmax_scalar,
+  run(pick(axle_f32_logsoftmax__avx512, axle_f32_logsoftmax__avx2, axle_f32_logsoftmax_scalar),
       outer, axis, inner, x, y, par);
 }

@@ -12,6 +12,7 @@
 #include "axle_kernels_elementwise.h"
 #include "exp_avx2.h"
 #include "lanes_avx2.h"
+#include "vmath_coeffs.h"
 
 #define AXLE_AVX2 __attribute__((target("avx2,fma")))
 #define AXLE_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
@@ -71,23 +72,21 @@ AXLE_AVX2_INLINE __m256 op_sigmoid(__m256 v, const params_t* p) {
   return _mm256_blendv_ps(s, _mm256_mul_ps(e, s),
                           _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
 }
-/* tanh(|v|) with v's sign: below 0.625 an odd polynomial, |v| (1 + u Q(u))
- * with u = v^2, whose coefficients were fitted here to tanh on [0, 0.625]
- * (relative error 4.5e-9, a tenth of a float's last bit); from 0.625 on,
- * 1 - 2 / (e^2|v| + 1), whose subtraction loses under one bit there and
- * nothing as it tends to 1 (and e^2|v| = +inf gives exactly 1). The
- * polynomial alone would cancel nothing but converges too slowly further
- * out; the exp form near 0 would cancel to a few correct bits. */
+/* tanh(|v|) with v's sign (vmath_coeffs.h): an odd polynomial below the
+ * split, 1 - 2 / (e^2|v| + 1) from it on, whose subtraction loses under one
+ * bit there and nothing as it tends to 1 (e^2|v| = +inf gives exactly 1).
+ * The polynomial alone converges too slowly further out; the exp form near
+ * 0 would cancel to a few correct bits. */
 AXLE_AVX2_INLINE __m256 op_tanh(__m256 v, const params_t* p) {
   (void)p;
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 t = _mm256_andnot_ps(sign, v);
   const __m256 u = _mm256_mul_ps(t, t);
-  __m256 q = _mm256_set1_ps(-5.704069387e-03f);
-  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(2.063788875e-02f));
-  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(-5.373916622e-02f));
-  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(1.333143189e-01f));
-  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(-3.333328129e-01f));
+  __m256 q = _mm256_set1_ps(AXLE_TANH_Q5);
+  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(AXLE_TANH_Q4));
+  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(AXLE_TANH_Q3));
+  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(AXLE_TANH_Q2));
+  q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(AXLE_TANH_Q1));
   const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(t, u), q, t);
   const __m256 e = axle_f32_exp8__avx2(_mm256_add_ps(t, t));
   const __m256 large =
@@ -95,7 +94,7 @@ AXLE_AVX2_INLINE __m256 op_tanh(__m256 v, const params_t* p) {
                     _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
   /* NaN compares false and takes the polynomial, which keeps it. */
   const __m256 r =
-      _mm256_blendv_ps(small, large, _mm256_cmp_ps(t, _mm256_set1_ps(0.625f), _CMP_GE_OQ));
+      _mm256_blendv_ps(small, large, _mm256_cmp_ps(t, _mm256_set1_ps(AXLE_TANH_SPLIT), _CMP_GE_OQ));
   return _mm256_or_ps(r, _mm256_and_ps(v, sign));
 }
 

@@ -615,13 +615,15 @@ void axle_f32_softmax_scalar(size_t outer, size_t axis, size_t inner, const floa
                              float* y);
 void axle_f32_logsoftmax_scalar(size_t outer, size_t axis, size_t inner, const float* x,
                                 float* y);
-/* The AVX2 variants (e^x within a few ulp of expf, sums in another order:
+/* The AVX2 and AVX-512 variants (e^x within a few ulp of expf, sums in another order:
  * results within a few ulp of the references'), and the entry points that
  * dispatch on axle_kernels_isa() and split the rows (outer indices) over
  * par's threads (NULL: serial; results do not depend on the split). All are
  * safe in place (y == x). */
 void axle_f32_softmax__avx2(size_t outer, size_t axis, size_t inner, const float* x, float* y);
 void axle_f32_logsoftmax__avx2(size_t outer, size_t axis, size_t inner, const float* x, float* y);
+void axle_f32_softmax__avx512(size_t outer, size_t axis, size_t inner, const float* x, float* y);
+void axle_f32_logsoftmax__avx512(size_t outer, size_t axis, size_t inner, const float* x, float* y);
 void axle_f32_softmax(size_t outer, size_t axis, size_t inner, const float* x, float* y,
                       const axle_parallel_t* par);
 void axle_f32_logsoftmax(size_t outer, size_t axis, size_t inner, const float* x, float* y,

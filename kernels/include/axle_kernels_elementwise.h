@@ -106,6 +106,12 @@ AXLE_UINT_DTYPES(AXLE_DECLARE_UINT_)
   void axle_f32_##op##__avx2(const void* x, void* y, size_t n, const void* p);
 AXLE_F32_BINARY_AVX2_OPS(AXLE_DECLARE_F32_BINARY_AVX2_)
 AXLE_F32_UNARY_AVX2_OPS(AXLE_DECLARE_F32_UNARY_AVX2_)
+/* And with AVX-512 (AXLE_ISA_AVX512), axle_f32_<op>__avx512, for the ops
+ * whose cost is arithmetic rather than memory. */
+#define AXLE_F32_UNARY_AVX512_OPS(X) X(exp) X(sigmoid) X(tanh)
+#define AXLE_DECLARE_F32_UNARY_AVX512_(op) \
+  void axle_f32_##op##__avx512(const void* x, void* y, size_t n, const void* p);
+AXLE_F32_UNARY_AVX512_OPS(AXLE_DECLARE_F32_UNARY_AVX512_)
 
 /* The variant of a reference kernel (any axle_<dtype>_<op>_scalar above)
  * that axle_kernels_isa() runs: its ISA variant where there is one and the

@@ -5,8 +5,9 @@
  * broadcasting driver passes and others, in place, NaN, infinities, signed
  * zeros and subnormals. Arithmetic and piecewise activations must give the
  * references' bits; exp, sigmoid and tanh stay within 2, 4 and 3 ulp of
- * libm (measured: 1, 3, 2), softmax within a few ulp. Stores past n are caught by guard values, and
- * the lookup from reference to variant is checked at each ISA level.
+ * libm (measured: 1, 3, 2), softmax within a few ulp; the AVX-512 variants
+ * (exp, sigmoid, tanh, softmax) likewise where the CPU has AVX-512. Stores past n are caught by
+ * guard values, and the lookup from reference to variant is checked at each ISA level.
  */
 #include <CUnit/Basic.h>
 #include <CUnit/CUnit.h>
@@ -192,10 +193,19 @@ static const unary_case_t k_unary_cases[] = {
     {"tanh near 0", axle_f32_tanh_scalar, axle_f32_tanh__avx2, {0, 0}, 3, 1.0f},
 };
 
-static void test_unary(void) {
-  if (!have_avx2()) return skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
-  for (size_t c = 0; c < sizeof k_unary_cases / sizeof k_unary_cases[0]; ++c) {
-    const unary_case_t* uc = &k_unary_cases[c];
+static const unary_case_t k_unary_avx512_cases[] = {
+    {"exp avx512", axle_f32_exp_scalar, axle_f32_exp__avx512, {0, 0}, 2, 100.0f},
+    {"exp near 0 avx512", axle_f32_exp_scalar, axle_f32_exp__avx512, {0, 0}, 2, 1.0f},
+    {"sigmoid avx512", axle_f32_sigmoid_scalar, axle_f32_sigmoid__avx512, {0, 0}, 4, 40.0f},
+    {"tanh avx512", axle_f32_tanh_scalar, axle_f32_tanh__avx512, {0, 0}, 3, 12.0f},
+    {"tanh near 0 avx512", axle_f32_tanh_scalar, axle_f32_tanh__avx512, {0, 0}, 3, 1.0f},
+};
+
+static int have_avx512(void) { return axle_kernels_isa() >= AXLE_ISA_AVX512; }
+
+static void run_unary_cases(const unary_case_t* cases, size_t count) {
+  for (size_t c = 0; c < count; ++c) {
+    const unary_case_t* uc = &cases[c];
     for (size_t l = 0; l < N_LENGTHS; ++l) {
       const size_t n = k_lengths[l];
       float* x = inputs(n, uc->scale, 1);
@@ -218,6 +228,14 @@ static void test_unary(void) {
   }
 }
 
+static void test_unary(void) {
+  if (!have_avx2()) return skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
+  run_unary_cases(k_unary_cases, sizeof k_unary_cases / sizeof k_unary_cases[0]);
+  if (!have_avx512()) return skip("no AVX-512 on this machine (or AXLE_KERNELS_ISA caps it)");
+  run_unary_cases(k_unary_avx512_cases,
+                  sizeof k_unary_avx512_cases / sizeof k_unary_avx512_cases[0]);
+}
+
 /* exp, sigmoid and tanh over a dense sweep of their whole useful range:
  * where the polynomial hands over to the exp form (tanh at 0.625), the
  * overflow and subnormal ends of e^x, and the tiny arguments. */
@@ -225,17 +243,47 @@ static void test_unary_sweeps(void) {
   if (!have_avx2()) return skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
   static const struct {
     const char* name;
-    axle_unary_fn reference, variant;
+    axle_unary_fn reference, variant[2]; /* AVX2, AVX-512 */
     float lo, hi;
     int64_t max_ulps;
   } sweeps[] = {
-      {"exp", axle_f32_exp_scalar, axle_f32_exp__avx2, -110.0f, 90.0f, 2},
-      {"exp subnormal", axle_f32_exp_scalar, axle_f32_exp__avx2, -104.5f, -86.0f, 2},
-      {"exp overflow", axle_f32_exp_scalar, axle_f32_exp__avx2, 88.0f, 89.0f, 2},
-      {"sigmoid", axle_f32_sigmoid_scalar, axle_f32_sigmoid__avx2, -110.0f, 110.0f, 4},
-      {"tanh", axle_f32_tanh_scalar, axle_f32_tanh__avx2, -12.0f, 12.0f, 3},
-      {"tanh handover", axle_f32_tanh_scalar, axle_f32_tanh__avx2, 0.6f, 0.65f, 3},
-      {"tanh tiny", axle_f32_tanh_scalar, axle_f32_tanh__avx2, -1e-3f, 1e-3f, 3},
+      {"exp", axle_f32_exp_scalar, {axle_f32_exp__avx2, axle_f32_exp__avx512}, -110.0f, 90.0f, 2},
+      {"exp subnormal",
+       axle_f32_exp_scalar,
+       {axle_f32_exp__avx2, axle_f32_exp__avx512},
+       -104.5f,
+       -86.0f,
+       2},
+      {"exp overflow",
+       axle_f32_exp_scalar,
+       {axle_f32_exp__avx2, axle_f32_exp__avx512},
+       88.0f,
+       89.0f,
+       2},
+      {"sigmoid",
+       axle_f32_sigmoid_scalar,
+       {axle_f32_sigmoid__avx2, axle_f32_sigmoid__avx512},
+       -110.0f,
+       110.0f,
+       4},
+      {"tanh",
+       axle_f32_tanh_scalar,
+       {axle_f32_tanh__avx2, axle_f32_tanh__avx512},
+       -12.0f,
+       12.0f,
+       3},
+      {"tanh handover",
+       axle_f32_tanh_scalar,
+       {axle_f32_tanh__avx2, axle_f32_tanh__avx512},
+       0.6f,
+       0.65f,
+       3},
+      {"tanh tiny",
+       axle_f32_tanh_scalar,
+       {axle_f32_tanh__avx2, axle_f32_tanh__avx512},
+       -1e-3f,
+       1e-3f,
+       3},
   };
   const size_t n = 200003;
   float* x = malloc(n * sizeof(float));
@@ -245,9 +293,13 @@ static void test_unary_sweeps(void) {
     for (size_t i = 0; i < n; ++i)
       x[i] = sweeps[s].lo + (sweeps[s].hi - sweeps[s].lo) * (float)i / (float)(n - 1);
     sweeps[s].reference(x, want, n, NULL);
-    sweeps[s].variant(x, got, n, NULL);
-    CU_ASSERT(within_ulps(sweeps[s].name, got, want, n, sweeps[s].max_ulps));
+    for (int v = 0; v < (have_avx512() ? 2 : 1); ++v) {
+      sweeps[s].variant[v](x, got, n, NULL);
+      CU_ASSERT(within_ulps(sweeps[s].name, got, want, n, sweeps[s].max_ulps));
+    }
   }
+  if (!have_avx512())
+    skip("AVX-512 sweeps: no AVX-512 on this machine (or AXLE_KERNELS_ISA caps it)");
   free(x);
   free(want);
   free(got);
@@ -255,7 +307,14 @@ static void test_unary_sweeps(void) {
 
 /* ---- softmax ------------------------------------------------------------- */
 
-static void softmax_case(size_t outer, size_t axis, size_t inner, int kind) {
+typedef void (*softmax_fn)(size_t outer, size_t axis, size_t inner, const float* x, float* y);
+
+/* The variants under test: [level][log], level 0 AVX2, 1 AVX-512. */
+static const softmax_fn k_softmax_variants[2][2] = {
+    {axle_f32_softmax__avx2, axle_f32_logsoftmax__avx2},
+    {axle_f32_softmax__avx512, axle_f32_logsoftmax__avx512}};
+
+static void softmax_case(int level, size_t outer, size_t axis, size_t inner, int kind) {
   const size_t n = outer * axis * inner;
   float* x = inputs(n, 8.0f, 0);
   /* kind 1: large logits; kind 2: -inf entries and a constant row. */
@@ -269,15 +328,10 @@ static void softmax_case(size_t outer, size_t axis, size_t inner, int kind) {
   float* got = inputs(n, 0.0f, 0);
   for (int log = 0; log < 2; ++log) {
     char what[96];
-    snprintf(what, sizeof what, "%s [%zu, %zu, %zu] kind %d", log ? "logsoftmax" : "softmax", outer,
-             axis, inner, kind);
-    if (log) {
-      axle_f32_logsoftmax_scalar(outer, axis, inner, x, want);
-      axle_f32_logsoftmax__avx2(outer, axis, inner, x, got);
-    } else {
-      axle_f32_softmax_scalar(outer, axis, inner, x, want);
-      axle_f32_softmax__avx2(outer, axis, inner, x, got);
-    }
+    snprintf(what, sizeof what, "%s %s [%zu, %zu, %zu] kind %d", log ? "logsoftmax" : "softmax",
+             level ? "avx512" : "avx2", outer, axis, inner, kind);
+    (log ? axle_f32_logsoftmax_scalar : axle_f32_softmax_scalar)(outer, axis, inner, x, want);
+    k_softmax_variants[level][log](outer, axis, inner, x, got);
     /* Softmax: sums of up to axis terms in another order, each within an
      * ulp or two; log-softmax: x - max exact, log(sum) close. */
     CU_ASSERT(close_to(what, got, want, n, 2e-6, log ? 2e-6 : 1e-9));
@@ -285,10 +339,7 @@ static void softmax_case(size_t outer, size_t axis, size_t inner, int kind) {
     /* In place. */
     float* y = malloc((n + GUARD) * sizeof(float));
     memcpy(y, x, (n + GUARD) * sizeof(float));
-    if (log)
-      axle_f32_logsoftmax__avx2(outer, axis, inner, y, y);
-    else
-      axle_f32_softmax__avx2(outer, axis, inner, y, y);
+    k_softmax_variants[level][log](outer, axis, inner, y, y);
     CU_ASSERT(same_bits(what, y, got, n));
     free(y);
   }
@@ -302,9 +353,12 @@ static void test_softmax(void) {
   static const size_t shapes[][3] = {{1, 1, 1},  {3, 10, 1}, {2, 1000, 1}, {5, 7, 1},
                                      {1, 17, 1}, {4, 7, 8},  {2, 5, 13},   {1, 33, 3},
                                      {3, 1, 9},  {2, 6, 24}, {1, 1000, 5}, {7, 3, 1}};
-  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
-    for (int kind = 0; kind < 3; ++kind)
-      softmax_case(shapes[s][0], shapes[s][1], shapes[s][2], kind);
+  for (int level = 0; level < (have_avx512() ? 2 : 1); ++level)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+      for (int kind = 0; kind < 3; ++kind)
+        softmax_case(level, shapes[s][0], shapes[s][1], shapes[s][2], kind);
+  if (!have_avx512())
+    skip("AVX-512 softmax: no AVX-512 on this machine (or AXLE_KERNELS_ISA caps it)");
 }
 
 /* ---- threads ------------------------------------------------------------- */
@@ -439,13 +493,24 @@ static void test_variant_lookup(void) {
   if (!have_avx2()) return skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
   for (size_t c = 0; c < sizeof k_binary_cases / sizeof k_binary_cases[0]; ++c)
     CU_ASSERT(axle_binary_kernel_for_isa(k_binary_cases[c].reference) == k_binary_cases[c].variant);
+  /* At the AVX2 level the AVX2 variants; above it the AVX-512 ones where
+   * they exist. */
+  const axle_isa_t top = axle_kernels_set_isa(AXLE_ISA_AVX2_FMA);
   for (size_t c = 0; c < sizeof k_unary_cases / sizeof k_unary_cases[0]; ++c)
     CU_ASSERT(axle_unary_kernel_for_isa(k_unary_cases[c].reference) == k_unary_cases[c].variant);
+  axle_kernels_set_isa(top);
+  if (have_avx512()) {
+    for (size_t c = 0; c < sizeof k_unary_avx512_cases / sizeof k_unary_avx512_cases[0]; ++c)
+      CU_ASSERT(axle_unary_kernel_for_isa(k_unary_avx512_cases[c].reference) ==
+                k_unary_avx512_cases[c].variant);
+    CU_ASSERT(axle_unary_kernel_for_isa(axle_f32_relu_scalar) == axle_f32_relu__avx2);
+  }
   /* Kernels without a variant come back as they are. */
   CU_ASSERT(axle_binary_kernel_for_isa(axle_f32_pow_scalar) == axle_f32_pow_scalar);
   CU_ASSERT(axle_binary_kernel_for_isa(axle_i32_add_scalar) == axle_i32_add_scalar);
   CU_ASSERT(axle_unary_kernel_for_isa(axle_f32_erf_scalar) == axle_f32_erf_scalar);
-  axle_f32_logsoftmax__avx2(3, 4, 1, x, want);
+  /* The entry point runs the top level's variant. */
+  (have_avx512() ? axle_f32_logsoftmax__avx512 : axle_f32_logsoftmax__avx2)(3, 4, 1, x, want);
   axle_f32_logsoftmax(3, 4, 1, x, got, NULL);
   CU_ASSERT(memcmp(got, want, sizeof want) == 0);
 }
