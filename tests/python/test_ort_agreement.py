@@ -349,6 +349,62 @@ def test_conv_pools_match_ort(model_dir, tmp_path, threads):
     assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), CHAIN_ENV)
 
 
+def build_elementwise_ops():
+    """The standalone elementwise ops, activations and softmaxes, on tensors
+    large enough (2 x 8 x 64 x 64 = 65536 elements) for the CPU plugin to
+    split them over 2 threads: arithmetic with a broadcast channel vector and
+    a broadcast scalar, variadic Max and Sum, every activation with an ISA
+    variant, Softmax along the last axis (contiguous rows) and LogSoftmax
+    along a middle one (columns down the axis)."""
+    rng = np.random.default_rng(20241127)
+    bias = numpy_helper.from_array(rng.normal(0, 1, (1, 8, 1, 1)).astype(np.float32), "bias")
+    half = numpy_helper.from_array(np.array(0.5, np.float32), "half")
+    lo = numpy_helper.from_array(np.array(-1.5, np.float32), "lo")
+    hi = numpy_helper.from_array(np.array(2.0, np.float32), "hi")
+    n = helper.make_node
+    nodes = [
+        n("Sigmoid", ["x"], ["sig"], name="sigmoid"),
+        n("Tanh", ["x"], ["th"], name="tanh"),
+        n("Add", ["sig", "bias"], ["sb"], name="add_bias"),
+        n("Mul", ["th", "sb"], ["m"], name="mul"),
+        n("HardSwish", ["x"], ["hs"], name="hard_swish"),
+        n("LeakyRelu", ["x"], ["lr"], name="leaky", alpha=0.1),
+        n("Min", ["hs", "lr"], ["mn"], name="min"),
+        n("Sub", ["m", "mn"], ["d"], name="sub"),
+        n("Clip", ["x", "lo", "hi"], ["cl"], name="clip"),
+        n("Exp", ["cl"], ["ex"], name="exp"),
+        n("Div", ["d", "ex"], ["q"], name="div"),
+        n("HardSigmoid", ["x"], ["hsg"], name="hard_sigmoid"),
+        n("Relu", ["x"], ["r"], name="relu"),
+        n("Abs", ["x"], ["ab"], name="abs"),
+        n("Neg", ["ab"], ["ng"], name="neg"),
+        n("Max", ["q", "hsg", "ng"], ["mx"], name="max3"),
+        n("Mul", ["r", "half"], ["rh"], name="mul_scalar"),
+        n("Sum", ["mx", "rh", "x"], ["y_arith"], name="sum3"),
+        n("Softmax", ["x"], ["y_softmax"], name="softmax", axis=-1),
+        n("LogSoftmax", ["x"], ["y_logsoftmax"], name="logsoftmax", axis=1),
+    ]
+    shape = [2, 8, 64, 64]
+    graph = helper.make_graph(
+        nodes, "elementwise_ops", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info(y, TensorProto.FLOAT, shape)
+         for y in ("y_arith", "y_softmax", "y_logsoftmax")],
+        initializer=[bias, half, lo, hi])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])  # HardSwish
+    m.ir_version = IR_VERSION
+    onnx.checker.check_model(m)
+    return m
+
+
+@needs_cli
+@pytest.mark.parametrize("threads", [1, 2])
+def test_elementwise_ops_match_ort(model_dir, tmp_path, threads):
+    path = built_model(model_dir, "elementwise_ops", build_elementwise_ops)
+    x = np.random.default_rng(17).normal(0.0, 2.0, (2, 8, 64, 64)).astype(np.float32)
+    x.flat[::97] = 0.0  # exact zeros and the activations' kinks
+    assert_agree(path, {"x": x}, tmp_path, ("--threads", threads))
+
+
 DIGITS_DIR = os.path.join(SOURCE_DIR, "examples", "digits")
 DIGITS_MODEL = os.path.join(DIGITS_DIR, "digits.onnx")
 DIGITS_SAMPLES = sorted(glob.glob(os.path.join(DIGITS_DIR, "samples", "*.npy")))
