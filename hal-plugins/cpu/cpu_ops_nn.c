@@ -1030,8 +1030,9 @@ static int32_t pool_prepare_common(const axle_hal_host_t* host, cpu_step_t* step
   if (!p) return nn_fail(host, step, AXLE_HAL_OUT_OF_MEMORY, "out of memory");
   pool_kernel_params(step->node, x, &w, &p->k);
   p->with_indices = with_indices;
-  if (is_max && !with_indices)
-    step->scratch_bytes = axle_f32_maxpool_scratch_size(&p->k, step->threads ? step->threads : 1);
+  const uint32_t threads = step->threads ? step->threads : 1;
+  if (is_max && !with_indices) step->scratch_bytes = axle_f32_maxpool_scratch_size(&p->k, threads);
+  if (!is_max) step->scratch_bytes = axle_f32_avgpool_scratch_size(&p->k, threads);
   return AXLE_HAL_OK;
 }
 
@@ -1056,9 +1057,9 @@ static void maxpool_run(const cpu_step_t* step, const void* const* in, void* con
 
 static void avgpool_run(const cpu_step_t* step, const void* const* in, void* const* out,
                         void* scratch) {
-  (void)scratch;
   const pool_params_t* p = step->params;
-  axle_f32_avgpool_scalar(&p->k, in[0], out[0]);
+  const axle_parallel_t par = nn_parallel(step);
+  axle_f32_avgpool(&p->k, in[0], out[0], scratch, &par);
 }
 
 /* ------------------------------------------------------------------------ */

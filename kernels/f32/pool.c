@@ -1,5 +1,6 @@
-/* Max pooling over planes, split across threads, and global pooling, each
- * dispatching to the best plane / row kernel of this CPU that applies. */
+/* Max and average pooling over planes, split across threads, and global
+ * pooling, each dispatching to the best plane / row kernel of this CPU that
+ * applies. */
 #include "axle_kernels.h"
 
 typedef struct pool_run_t {
@@ -20,17 +21,33 @@ static size_t tmp_floats(const axle_f32_pool_params_t* p) {
   return ((a > b ? a : b) + 15) / 16 * 16;
 }
 
+static size_t avg_tmp_floats(const axle_f32_pool_params_t* p) {
+  return (axle_f32_avgpool2d__avx2_tmp_size(p) + 15) / 16 * 16;
+}
+
 size_t axle_f32_maxpool_scratch_size(const axle_f32_pool_params_t* p, uint32_t threads) {
   return tmp_floats(p) * (threads ? threads : 1) * sizeof(float);
 }
 
-/* The reference on a one-plane view. */
+size_t axle_f32_avgpool_scratch_size(const axle_f32_pool_params_t* p, uint32_t threads) {
+  return avg_tmp_floats(p) * (threads ? threads : 1) * sizeof(float);
+}
+
+/* The references on a one-plane view. */
 static void plane_scalar(const axle_f32_pool_params_t* p, const float* x_plane, float* y_plane,
                          float* tmp) {
   (void)tmp;
   axle_f32_pool_params_t one = *p;
   one.channels = 1;
   axle_f32_maxpool_scalar(&one, x_plane, y_plane, NULL);
+}
+
+static void avg_plane_scalar(const axle_f32_pool_params_t* p, const float* x_plane, float* y_plane,
+                             float* tmp) {
+  (void)tmp;
+  axle_f32_pool_params_t one = *p;
+  one.channels = 1;
+  axle_f32_avgpool_scalar(&one, x_plane, y_plane);
 }
 
 axle_f32_maxpool_plane_fn axle_f32_maxpool_plane_kernel(const axle_f32_pool_params_t* p) {
@@ -54,15 +71,28 @@ static void pool_task(void* arg, size_t task, uint32_t thread) {
     r->plane(p, r->x + c * in_vol, r->y + c * out_vol, tmp);
 }
 
-void axle_f32_maxpool(const axle_f32_pool_params_t* p, const float* x, float* y, void* scratch,
-                      const axle_parallel_t* par) {
+/* The planes of p over par's threads, about 8 tasks per thread. */
+static void run_planes(const axle_f32_pool_params_t* p, const float* x, float* y, void* scratch,
+                       size_t tmp, axle_f32_maxpool_plane_fn plane, const axle_parallel_t* par) {
   const uint32_t threads = axle_parallel_threads(par);
-  pool_run_t r = {
-      p, x, y, scratch, tmp_floats(p), (size_t)p->channels, 1, axle_f32_maxpool_plane_kernel(p)};
+  pool_run_t r = {p, x, y, scratch, tmp, (size_t)p->channels, 1, plane};
   const size_t tasks = threads > 1 ? (size_t)threads * 8 : 1;
   r.per_task = (r.planes + tasks - 1) / tasks;
   if (r.per_task == 0) r.per_task = 1;
   axle_parallel_run(par, (r.planes + r.per_task - 1) / r.per_task, pool_task, &r);
+}
+
+void axle_f32_maxpool(const axle_f32_pool_params_t* p, const float* x, float* y, void* scratch,
+                      const axle_parallel_t* par) {
+  run_planes(p, x, y, scratch, tmp_floats(p), axle_f32_maxpool_plane_kernel(p), par);
+}
+
+void axle_f32_avgpool(const axle_f32_pool_params_t* p, const float* x, float* y, void* scratch,
+                      const axle_parallel_t* par) {
+  const int vector =
+      axle_kernels_isa() >= AXLE_ISA_AVX2_FMA && axle_f32_maxpool2d__avx2_supports(p);
+  run_planes(p, x, y, scratch, avg_tmp_floats(p),
+             vector ? axle_f32_avgpool2d_plane__avx2 : avg_plane_scalar, par);
 }
 
 void axle_f32_global_avgpool(size_t channels, size_t size, const float* x, float* y) {

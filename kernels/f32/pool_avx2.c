@@ -1,4 +1,4 @@
-/* 2-D max pooling of one plane, and global pooling, with AVX2.
+/* 2-D max and average pooling of one plane, and global pooling, with AVX2.
  *
  * Max pooling: the scheme of pool_avx512.c on eight lanes (the window's
  * vertical max into a row buffer with -inf on both sides, then the
@@ -7,12 +7,20 @@
  * cross-lane permute that puts the outputs in order commutes with max, so
  * it runs once per eight outputs, not once per tap. max(x, best) keeps best
  * when x is NaN, so NaN taps are skipped, the reference's rule; best starts
- * at -inf, never at a tap, for the same reason. */
+ * at -inf, never at a tap, for the same reason.
+ *
+ * Average pooling: the same two passes with sums (0 on both sides of the
+ * row buffer; the permute commutes with the lane-wise add too), then the
+ * division by the window's count (the reference's divisor: the taps inside
+ * the input, or inside the padded extent with count_include_pad). The sums
+ * add the taps in another order than the reference's, so results differ
+ * from it in the last bits. */
 #include <immintrin.h>
 #include <math.h>
 
 #include "axle_kernels.h"
 #include "lanes_avx2.h"
+#include "window.h"
 
 #define AXLE_AVX2 __attribute__((target("avx2,fma")))
 #define AXLE_INLINE AXLE_AVX2 static inline __attribute__((always_inline))
@@ -36,23 +44,42 @@ size_t axle_f32_maxpool2d__avx2_tmp_size(const axle_f32_pool_params_t* p) {
   return (size_t)(width > written ? width : written);
 }
 
-/* Horizontal max of buffer row v for each output of the row, into y (ow
- * floats). Inlined with constant s and kw for the common windows, so that
- * the tap loops unroll. */
-AXLE_INLINE void hmax_row(const float* v, int64_t s, int64_t kw, int64_t ow, float* y) {
+/* The row buffer, then one tap count per output column (whole groups). */
+size_t axle_f32_avgpool2d__avx2_tmp_size(const axle_f32_pool_params_t* p) {
+  if (!axle_f32_maxpool2d__avx2_supports(p)) return 0;
+  return axle_f32_maxpool2d__avx2_tmp_size(p) + (size_t)((p->out[2] + 7) / 8 * 8);
+}
+
+/* Max (counts NULL) or average of buffer row v's taps for each output of
+ * the row, into y (ow floats); an average divides by rows x counts[j], the
+ * window's vertical and horizontal tap counts. Inlined with constant s and
+ * kw for the common windows, so that the tap loops unroll. */
+AXLE_INLINE __m256 tap_op(__m256 acc, __m256 x, int sum) {
+  return sum ? _mm256_add_ps(acc, x) : _mm256_max_ps(x, acc);
+}
+
+AXLE_INLINE void h_row(const float* v, int64_t s, int64_t kw, int64_t ow, const float* counts,
+                       float rows, float* y) {
+  const int sum = counts != NULL;
   for (int64_t j = 0; j < ow; j += 8) {
     const float* at = v + j * s;
-    __m256 best = _mm256_set1_ps(-INFINITY);
+    __m256 best = sum ? _mm256_setzero_ps() : _mm256_set1_ps(-INFINITY);
     if (s == 1) {
-      for (int64_t kx = 0; kx < kw; ++kx) best = _mm256_max_ps(_mm256_loadu_ps(at + kx), best);
+      for (int64_t kx = 0; kx < kw; ++kx) best = tap_op(best, _mm256_loadu_ps(at + kx), sum);
     } else {
       /* Lanes in the order 0 1 4 5 2 3 6 7 until the permute. */
       for (int64_t kx = 0; kx < kw; kx += 2) {
         const __m256 lo = _mm256_loadu_ps(at + kx), hi = _mm256_loadu_ps(at + kx + 8);
-        best = _mm256_max_ps(_mm256_shuffle_ps(lo, hi, 0x88), best);
-        if (kx + 1 < kw) best = _mm256_max_ps(_mm256_shuffle_ps(lo, hi, 0xDD), best);
+        best = tap_op(best, _mm256_shuffle_ps(lo, hi, 0x88), sum);
+        if (kx + 1 < kw) best = tap_op(best, _mm256_shuffle_ps(lo, hi, 0xDD), sum);
       }
       best = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(best), 0xD8));
+    }
+    if (sum) {
+      /* A window with no counted tap averages to 0, as in the reference. */
+      const __m256 d = _mm256_mul_ps(_mm256_loadu_ps(counts + j), _mm256_set1_ps(rows));
+      best = _mm256_andnot_ps(_mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_EQ_OQ),
+                              _mm256_div_ps(best, d));
     }
     if (ow - j >= 8)
       _mm256_storeu_ps(y + j, best);
@@ -61,46 +88,75 @@ AXLE_INLINE void hmax_row(const float* v, int64_t s, int64_t kw, int64_t ow, flo
   }
 }
 
-AXLE_AVX2 void axle_f32_maxpool2d_plane__avx2(const axle_f32_pool_params_t* p,
-                                              const float* x_plane, float* y_plane, float* tmp) {
+/* One plane, max (average 0) or average (1). */
+AXLE_INLINE void pool_plane(const axle_f32_pool_params_t* p, const float* x_plane, float* y_plane,
+                            float* tmp, int average) {
   const int64_t s = p->stride[2], sv = p->stride[1], kh = p->kernel[1], kw = p->kernel[2];
   const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2];
   const int64_t pt = p->pad[1], pl = p->pad[2];
-  const int64_t width = row_width(p);
-  const __m256 ninf = _mm256_set1_ps(-INFINITY);
+  const int64_t width = row_width(p), written = pl + iw;
+  const float edge = average ? 0.0f : -INFINITY;
+  const __m256 init = _mm256_set1_ps(edge);
   /* The padding columns, once per plane: the vertical pass writes only the
    * input's columns, under a mask in the last group. */
-  for (int64_t b = 0; b < pl; ++b) tmp[b] = -INFINITY;
-  for (int64_t b = pl + iw; b < width; ++b) tmp[b] = -INFINITY;
+  for (int64_t b = 0; b < pl; ++b) tmp[b] = edge;
+  for (int64_t b = written; b < width; ++b) tmp[b] = edge;
   float* v = tmp + pl;
+  /* Averages: the columns' tap counts, then per row the divisor. */
+  float* counts = average ? tmp + axle_f32_maxpool2d__avx2_tmp_size(p) : NULL;
+  for (int64_t ox = 0; average && ox < (ow + 7) / 8 * 8; ++ox) {
+    const int64_t start = ox * s - pl;
+    int64_t lo, hi;
+    axle_window_taps(start, 1, kw, iw, &lo, &hi);
+    counts[ox] = ox >= ow ? 1.0f /* lanes never stored */
+                 : p->count_include_pad
+                     ? (float)axle_window_taps_padded(start, 1, kw, iw + p->pad_end[2])
+                     : (float)(hi - lo);
+  }
   const int64_t full = iw / 8 * 8;
   const __m256i last = axle_f32_first_lanes__avx2((size_t)(iw - full));
   for (int64_t oy = 0; oy < oh; ++oy) {
-    int64_t lo = oy * sv - pt, hi = lo + kh;
-    if (lo < 0) lo = 0;
-    if (hi > ih) hi = ih;
+    const int64_t start = oy * sv - pt;
+    int64_t lo, hi;
+    axle_window_taps(start, 1, kh, ih, &lo, &hi);
+    lo += start;
+    hi += start;
     for (int64_t c = 0; c < full; c += 8) {
-      __m256 best = ninf;
+      __m256 best = init;
       for (int64_t iy = lo; iy < hi; ++iy)
-        best = _mm256_max_ps(_mm256_loadu_ps(x_plane + iy * iw + c), best);
+        best = tap_op(best, _mm256_loadu_ps(x_plane + iy * iw + c), average);
       _mm256_storeu_ps(v + c, best);
     }
     if (full < iw) {
-      __m256 best = ninf;
+      __m256 best = init;
       for (int64_t iy = lo; iy < hi; ++iy)
-        best = _mm256_max_ps(_mm256_maskload_ps(x_plane + iy * iw + full, last), best);
+        best = tap_op(best, _mm256_maskload_ps(x_plane + iy * iw + full, last), average);
       _mm256_maskstore_ps(v + full, last, best);
     }
+    /* Averages divide by the row's vertical count times each column's. */
+    const float rows =
+        (float)(p->count_include_pad ? axle_window_taps_padded(start, 1, kh, ih + p->pad_end[1])
+                                     : hi - lo);
     float* y = y_plane + oy * ow;
     if (s == 2 && kw == 3)
-      hmax_row(tmp, 2, 3, ow, y);
+      h_row(tmp, 2, 3, ow, counts, rows, y);
     else if (s == 1 && kw == 3)
-      hmax_row(tmp, 1, 3, ow, y);
+      h_row(tmp, 1, 3, ow, counts, rows, y);
     else if (kw == 2)
-      hmax_row(tmp, s, 2, ow, y);
+      h_row(tmp, s, 2, ow, counts, rows, y);
     else
-      hmax_row(tmp, s, kw, ow, y);
+      h_row(tmp, s, kw, ow, counts, rows, y);
   }
+}
+
+AXLE_AVX2 void axle_f32_maxpool2d_plane__avx2(const axle_f32_pool_params_t* p, const float* x_plane,
+                                              float* y_plane, float* tmp) {
+  pool_plane(p, x_plane, y_plane, tmp, 0);
+}
+
+AXLE_AVX2 void axle_f32_avgpool2d_plane__avx2(const axle_f32_pool_params_t* p, const float* x_plane,
+                                              float* y_plane, float* tmp) {
+  pool_plane(p, x_plane, y_plane, tmp, 1);
 }
 
 /* Sums of v[0..3]: lane k holds the sum of v[k]'s four lanes. */

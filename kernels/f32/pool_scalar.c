@@ -4,15 +4,6 @@
 #include "axle_kernels.h"
 #include "window.h"
 
-/* Taps of a window that fall inside [-pad, in + pad_end): the divisor of
- * count_include_pad averages. Windows always start at or after -pad, so only
- * the trailing bound (crossed by ceil_mode windows) clips. */
-static int64_t taps_in_padded(int64_t start, int64_t d, int64_t k, int64_t limit) {
-  if (start >= limit) return 0;
-  const int64_t n = (limit - 1 - start) / d + 1;
-  return n < k ? n : k;
-}
-
 void axle_f32_maxpool_scalar(const axle_f32_pool_params_t* p, const float* x, float* y,
                              int64_t* indices) {
   const int64_t in_vol = p->in[0] * p->in[1] * p->in[2];
@@ -94,25 +85,25 @@ void axle_f32_avgpool_scalar(const axle_f32_pool_params_t* p, const float* x, fl
       const int64_t s0 = o0 * p->stride[0] - p->pad[0];
       int64_t lo0, hi0;
       axle_window_taps(s0, p->dilation[0], p->kernel[0], p->in[0], &lo0, &hi0);
-      const int64_t n0 = p->count_include_pad
-                             ? taps_in_padded(s0, p->dilation[0], p->kernel[0],
-                                              p->in[0] + p->pad_end[0])
-                             : hi0 - lo0;
+      const int64_t n0 =
+          p->count_include_pad
+              ? axle_window_taps_padded(s0, p->dilation[0], p->kernel[0], p->in[0] + p->pad_end[0])
+              : hi0 - lo0;
       for (int64_t o1 = 0; o1 < p->out[1]; ++o1) {
         const int64_t s1 = o1 * p->stride[1] - p->pad[1];
         int64_t lo1, hi1;
         axle_window_taps(s1, p->dilation[1], p->kernel[1], p->in[1], &lo1, &hi1);
         const int64_t n1 = p->count_include_pad
-                               ? taps_in_padded(s1, p->dilation[1], p->kernel[1],
-                                                p->in[1] + p->pad_end[1])
+                               ? axle_window_taps_padded(s1, p->dilation[1], p->kernel[1],
+                                                         p->in[1] + p->pad_end[1])
                                : hi1 - lo1;
         for (int64_t o2 = 0; o2 < p->out[2]; ++o2) {
           const int64_t s2 = o2 * p->stride[2] - p->pad[2];
           int64_t lo2, hi2;
           axle_window_taps(s2, p->dilation[2], p->kernel[2], p->in[2], &lo2, &hi2);
           const int64_t n2 = p->count_include_pad
-                                 ? taps_in_padded(s2, p->dilation[2], p->kernel[2],
-                                                  p->in[2] + p->pad_end[2])
+                                 ? axle_window_taps_padded(s2, p->dilation[2], p->kernel[2],
+                                                           p->in[2] + p->pad_end[2])
                                  : hi2 - lo2;
           float sum = 0.0f;
           for (int64_t t0 = lo0; t0 < hi0; ++t0) {

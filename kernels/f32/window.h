@@ -21,6 +21,15 @@ static inline void axle_window_taps(int64_t start, int64_t d, int64_t k, int64_t
   *hi = h;
 }
 
+/* Taps of a window that fall inside [-pad, in + pad_end): the divisor of
+ * count_include_pad averages. Windows always start at or after -pad, so only
+ * the trailing bound (crossed by ceil_mode windows) clips. */
+static inline int64_t axle_window_taps_padded(int64_t start, int64_t d, int64_t k, int64_t limit) {
+  if (start >= limit) return 0;
+  const int64_t n = (limit - 1 - start) / d + 1;
+  return n < k ? n : k;
+}
+
 /* For the reference kernels, which visit every tap: whether tap t (flat
  * over the kernel) of output position o (flat over the output) lands inside
  * the input plane, and if so its flat offset there. */

@@ -536,6 +536,15 @@ typedef void (*axle_f32_maxpool_plane_fn)(const axle_f32_pool_params_t* p, const
                                           float* y_plane, float* tmp);
 axle_f32_maxpool_plane_fn axle_f32_maxpool_plane_kernel(const axle_f32_pool_params_t* p);
 
+/* Average pooling the same way: planes over par's threads, the AVX2 plane
+ * variant for the 2-D windows it supports (those of max pooling's), the
+ * scalar reference otherwise. Sums in another order than the reference's:
+ * results within a few ulp of it. scratch: axle_f32_avgpool_scratch_size
+ * bytes for the same par->threads. */
+size_t axle_f32_avgpool_scratch_size(const axle_f32_pool_params_t* p, uint32_t threads);
+void axle_f32_avgpool(const axle_f32_pool_params_t* p, const float* x, float* y, void* scratch,
+                      const axle_parallel_t* par);
+
 /* Convolution -> max pooling (conv_pool.c), in bands of pooled rows: the
  * convolution's rows a band's windows need go into a per-thread buffer
  * reused band after band, so its output never travels to memory (ResNet's
@@ -575,6 +584,11 @@ void axle_f32_conv_pool(const axle_f32_conv_pool_t* c, const float* x, float* y,
 int axle_f32_maxpool2d__avx2_supports(const axle_f32_pool_params_t* p);
 size_t axle_f32_maxpool2d__avx2_tmp_size(const axle_f32_pool_params_t* p);
 void axle_f32_maxpool2d_plane__avx2(const axle_f32_pool_params_t* p, const float* x_plane,
+                                    float* y_plane, float* tmp);
+/* Average pooling's plane: the windows max pooling's AVX2 plane supports;
+ * tmp: axle_f32_avgpool2d__avx2_tmp_size(p) floats. */
+size_t axle_f32_avgpool2d__avx2_tmp_size(const axle_f32_pool_params_t* p);
+void axle_f32_avgpool2d_plane__avx2(const axle_f32_pool_params_t* p, const float* x_plane,
                                     float* y_plane, float* tmp);
 int axle_f32_maxpool2d__avx512_supports(const axle_f32_pool_params_t* p);
 size_t axle_f32_maxpool2d__avx512_tmp_size(const axle_f32_pool_params_t* p);

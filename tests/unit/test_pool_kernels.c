@@ -1,11 +1,11 @@
 /*
- * Tests of the pooling kernels: every ISA variant of the 2-D max pooling
- * plane kernel and of global average / max pooling against the scalar
- * reference, on edge shapes (planes narrower than one vector, odd sizes,
- * row tails, padding on every side, ceil-mode windows that run past the
- * input, strides 1 to 3), with NaN and -inf inputs, and through the
- * dispatching entry points under each ISA cap, serially and on threads.
- * Outputs sit between guard words that no variant may write.
+ * Tests of the pooling kernels: every ISA variant of the 2-D max and
+ * average pooling plane kernels and of global average / max pooling against
+ * the scalar reference (averages within a few ulp, their sums running in
+ * another order; with and without count_include_pad), on edge shapes (planes narrower than one
+ * vector, odd sizes, row tails, padding on every side, ceil-mode windows that run past the input,
+ * strides 1 to 3), with NaN and -inf inputs, and through the dispatching entry points under each
+ * ISA cap, serially and on threads. Outputs sit between guard words that no variant may write.
  */
 
 #include "kernel_test.h"
@@ -93,14 +93,31 @@ typedef struct plane_variant_t {
   supports_fn supports;
   tmp_size_fn tmp_size;
   plane_fn plane;
+  int average;
 } plane_variant_t;
 
 static const plane_variant_t k_planes[] = {
-    {"avx2", AXLE_ISA_AVX2_FMA, axle_f32_maxpool2d__avx2_supports,
-     axle_f32_maxpool2d__avx2_tmp_size, axle_f32_maxpool2d_plane__avx2},
-    {"avx512", AXLE_ISA_AVX512, axle_f32_maxpool2d__avx512_supports,
-     axle_f32_maxpool2d__avx512_tmp_size, axle_f32_maxpool2d_plane__avx512},
+    {"maxpool2d avx2", AXLE_ISA_AVX2_FMA, axle_f32_maxpool2d__avx2_supports,
+     axle_f32_maxpool2d__avx2_tmp_size, axle_f32_maxpool2d_plane__avx2, 0},
+    {"maxpool2d avx512", AXLE_ISA_AVX512, axle_f32_maxpool2d__avx512_supports,
+     axle_f32_maxpool2d__avx512_tmp_size, axle_f32_maxpool2d_plane__avx512, 0},
+    {"avgpool2d avx2", AXLE_ISA_AVX2_FMA, axle_f32_maxpool2d__avx2_supports,
+     axle_f32_avgpool2d__avx2_tmp_size, axle_f32_avgpool2d_plane__avx2, 1},
 };
+
+/* Averages: equal (infinities, NaN for NaN) or within a few ulp of the
+ * magnitudes summed (inputs in [-1, 1]). */
+static void close_avg(const char* what, const float* got, const float* want, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (got[i] == want[i] || (isnan(got[i]) && isnan(want[i]))) continue;
+    if (fabs((double)got[i] - (double)want[i]) <= 1e-6 * (1.0 + fabs((double)want[i]))) continue;
+    fprintf(stderr, "\n%s: element %zu: got %.9g want %.9g\n", what, i, (double)got[i],
+            (double)want[i]);
+    CU_FAIL(what);
+    return;
+  }
+  CU_PASS(what);
+}
 
 /* Inputs with the values that need care: NaN (skipped), -inf (a window of
  * nothing else yields -inf), and ties. */
@@ -118,21 +135,30 @@ static int plane_case(const plane_variant_t* v, const axle_f32_pool_params_t* p)
   if (!v->supports(p)) return 0;
   const size_t in_vol = (size_t)(p->in[1] * p->in[2]), out_vol = (size_t)(p->out[1] * p->out[2]);
   const size_t in_n = (size_t)p->channels * in_vol, out_n = (size_t)p->channels * out_vol;
-  float* x = pool_input(in_n);
+  /* Averages: NaN in one plane only (it poisons every window it is in). */
+  float* x = v->average ? kt_array(in_n) : pool_input(in_n);
+  if (v->average && p->channels > 1) x[in_vol + in_vol / 2] = NAN;
   float* want = kt_array(out_n);
   float* y = guarded(out_n);
-  axle_f32_maxpool_scalar(p, x, want, NULL);
+  if (v->average)
+    axle_f32_avgpool_scalar(p, x, want);
+  else
+    axle_f32_maxpool_scalar(p, x, want, NULL);
   float* tmp = kt_scratch(v->tmp_size(p) * sizeof(float));
   for (int64_t c = 0; c < p->channels; ++c) v->plane(p, x + c * in_vol, y + c * out_vol, tmp);
   char what[200];
   snprintf(what, sizeof what,
-           "maxpool2d %s in %lldx%lld k %lldx%lld s %lldx%lld pad %lld,%lld,%lld,%lld "
-           "out %lldx%lld",
+           "%s in %lldx%lld k %lldx%lld s %lldx%lld pad %lld,%lld,%lld,%lld "
+           "out %lldx%lld incl %d",
            v->name, (long long)p->in[1], (long long)p->in[2], (long long)p->kernel[1],
            (long long)p->kernel[2], (long long)p->stride[1], (long long)p->stride[2],
            (long long)p->pad[1], (long long)p->pad[2], (long long)p->pad_end[1],
-           (long long)p->pad_end[2], (long long)p->out[1], (long long)p->out[2]);
-  exact(what, y, want, out_n);
+           (long long)p->pad_end[2], (long long)p->out[1], (long long)p->out[2],
+           (int)p->count_include_pad);
+  if (v->average)
+    close_avg(what, y, want, out_n);
+  else
+    exact(what, y, want, out_n);
   check_guards(what, y, out_n);
   free(x);
   free(want);
@@ -164,6 +190,8 @@ static void plane_variant_all(const plane_variant_t* v) {
             axle_f32_pool_params_t p;
             for (int ceil = 0; ceil <= 1; ++ceil) {
               make_pool(&p, 2, ih, iw, kh, kw, sv, sh, pt, pl, pb, pr, ceil);
+              /* Averages: the divisor with and without the padding. */
+              p.count_include_pad = v->average && (kh + kw + wi) % 2;
               if (p.out[1] > 0 && p.out[2] > 0) ran += (size_t)plane_case(v, &p);
             }
           }
@@ -175,16 +203,21 @@ static void plane_variant_all(const plane_variant_t* v) {
   ran += (size_t)plane_case(v, &p);
   make_pool(&p, 1, 9, 70, 3, 17, 1, 1, 1, 8, 1, 8, 0);
   ran += (size_t)plane_case(v, &p);
+  /* Padding past the kernel (the kernels allow it, ONNX does not): whole
+   * windows of padding, which count no tap (average 0, max -inf). */
+  make_pool(&p, 2, 5, 20, 2, 2, 1, 1, 3, 3, 0, 0, 0);
+  ran += (size_t)plane_case(v, &p);
   fprintf(stderr, "\n  %s: %zu shapes\n", v->name, ran);
   CU_ASSERT(ran > 100);
 }
 
 static void test_plane_avx2(void) { plane_variant_all(&k_planes[0]); }
 static void test_plane_avx512(void) { plane_variant_all(&k_planes[1]); }
+static void test_avg_plane_avx2(void) { plane_variant_all(&k_planes[2]); }
 
-/* axle_f32_maxpool under every ISA cap and thread count, on shapes each
- * plane variant takes and on ones only the reference takes. */
-static void test_maxpool_dispatch(void) {
+/* axle_f32_maxpool (or _avgpool) under every ISA cap and thread count, on
+ * shapes each plane variant takes and on ones only the reference takes. */
+static void pool_dispatch(int average) {
   const axle_isa_t top = axle_kernels_isa();
   axle_f32_pool_params_t shapes[4];
   make_pool(&shapes[0], 37, 19, 19, 3, 3, 2, 2, 1, 1, 1, 1, 1);
@@ -198,18 +231,29 @@ static void test_maxpool_dispatch(void) {
         const axle_f32_pool_params_t* p = &shapes[i];
         const size_t in_n = (size_t)(p->channels * p->in[1] * p->in[2]);
         const size_t out_n = (size_t)(p->channels * p->out[1] * p->out[2]);
-        float* x = pool_input(in_n);
+        float* x = average ? kt_array(in_n) : pool_input(in_n);
         float* want = kt_array(out_n);
         float* y = guarded(out_n);
-        axle_f32_maxpool_scalar(p, x, want, NULL);
         uint32_t tstore;
         axle_parallel_t par;
         const axle_parallel_t* pp = kt_parallel(&tstore, &par, threads);
-        void* scratch = kt_scratch(axle_f32_maxpool_scratch_size(p, threads));
-        axle_f32_maxpool(p, x, y, scratch, pp);
+        void* scratch;
         char what[96];
-        snprintf(what, sizeof what, "maxpool shape %zu threads %u isa %d", i, threads, isa);
-        exact(what, y, want, out_n);
+        snprintf(what, sizeof what, "%s shape %zu threads %u isa %d",
+                 average ? "avgpool" : "maxpool", i, threads, isa);
+        if (average) {
+          axle_f32_pool_params_t q = *p;
+          q.count_include_pad = (int32_t)(i % 2);
+          axle_f32_avgpool_scalar(&q, x, want);
+          scratch = kt_scratch(axle_f32_avgpool_scratch_size(&q, threads));
+          axle_f32_avgpool(&q, x, y, scratch, pp);
+          close_avg(what, y, want, out_n);
+        } else {
+          axle_f32_maxpool_scalar(p, x, want, NULL);
+          scratch = kt_scratch(axle_f32_maxpool_scratch_size(p, threads));
+          axle_f32_maxpool(p, x, y, scratch, pp);
+          exact(what, y, want, out_n);
+        }
         check_guards(what, y, out_n);
         free(x);
         free(want);
@@ -220,6 +264,9 @@ static void test_maxpool_dispatch(void) {
   }
   axle_kernels_set_isa(top);
 }
+
+static void test_maxpool_dispatch(void) { pool_dispatch(0); }
+static void test_avgpool_dispatch(void) { pool_dispatch(1); }
 
 /* ------------------------------------------------------------------------ */
 /* Global pooling                                                            */
@@ -312,13 +359,16 @@ int main(void) {
       {"plane avx2 = scalar", test_plane_avx2},
       {"plane avx512 = scalar", test_plane_avx512},
       {"dispatch, every ISA and thread count", test_maxpool_dispatch},
+      {"average plane avx2 = scalar", test_avg_plane_avx2},
+      {"average dispatch, every ISA and thread count", test_avgpool_dispatch},
   };
   static const kt_entry_t global[] = {
       {"global avx2 = scalar", test_global_avx2},
       {"dispatch, every ISA", test_global_dispatch},
   };
   if (CU_initialize_registry() != CUE_SUCCESS) return 1;
-  if (KT_ADD_SUITE("f32 max pooling", maxpool) || KT_ADD_SUITE("f32 global pooling", global)) {
+  if (KT_ADD_SUITE("f32 max and average pooling", maxpool) ||
+      KT_ADD_SUITE("f32 global pooling", global)) {
     CU_cleanup_registry();
     return 1;
   }
