@@ -1100,14 +1100,16 @@ static void global_avg_run(const cpu_step_t* step, const void* const* in, void* 
                            void* scratch) {
   (void)scratch;
   const global_params_t* p = step->params;
-  axle_f32_global_avgpool(p->channels, p->size, in[0], out[0]);
+  const axle_parallel_t par = nn_parallel(step);
+  axle_f32_global_avgpool(p->channels, p->size, in[0], out[0], &par);
 }
 
 static void global_max_run(const cpu_step_t* step, const void* const* in, void* const* out,
                            void* scratch) {
   (void)scratch;
   const global_params_t* p = step->params;
-  axle_f32_global_maxpool(p->channels, p->size, in[0], out[0]);
+  const axle_parallel_t par = nn_parallel(step);
+  axle_f32_global_maxpool(p->channels, p->size, in[0], out[0], &par);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -95,16 +95,49 @@ void axle_f32_avgpool(const axle_f32_pool_params_t* p, const float* x, float* y,
              vector ? axle_f32_avgpool2d_plane__avx2 : avg_plane_scalar, par);
 }
 
-void axle_f32_global_avgpool(size_t channels, size_t size, const float* x, float* y) {
-  if (axle_kernels_isa() >= AXLE_ISA_AVX2_FMA)
-    axle_f32_global_avgpool__avx2(channels, size, x, y);
-  else
-    axle_f32_global_avgpool_scalar(channels, size, x, y);
+/* Global pooling over par's threads: one contiguous run of channels each
+ * (the layer before, cut by output channels, leaves each thread the rows
+ * it wrote), serially below 32 K elements. */
+typedef void (*global_fn)(size_t channels, size_t size, const float* x, float* y);
+
+typedef struct global_run_t {
+  global_fn fn;
+  size_t channels, size, per_task;
+  const float* x;
+  float* y;
+} global_run_t;
+
+static void global_task(void* arg, size_t task, uint32_t thread) {
+  (void)thread;
+  const global_run_t* r = arg;
+  const size_t c0 = task * r->per_task;
+  if (c0 >= r->channels) return;
+  const size_t n = r->channels - c0 < r->per_task ? r->channels - c0 : r->per_task;
+  r->fn(n, r->size, r->x + c0 * r->size, r->y + c0);
 }
 
-void axle_f32_global_maxpool(size_t channels, size_t size, const float* x, float* y) {
-  if (axle_kernels_isa() >= AXLE_ISA_AVX2_FMA)
-    axle_f32_global_maxpool__avx2(channels, size, x, y);
-  else
-    axle_f32_global_maxpool_scalar(channels, size, x, y);
+static void run_global(global_fn fn, size_t channels, size_t size, const float* x, float* y,
+                       const axle_parallel_t* par) {
+  const size_t threads = axle_parallel_threads(par);
+  if (threads < 2 || channels < 2 || channels * size < 32768) {
+    fn(channels, size, x, y);
+    return;
+  }
+  const size_t tasks = threads < channels ? threads : channels;
+  global_run_t r = {fn, channels, size, (channels + tasks - 1) / tasks, x, y};
+  axle_parallel_run(par, tasks, global_task, &r);
+}
+
+void axle_f32_global_avgpool(size_t channels, size_t size, const float* x, float* y,
+                             const axle_parallel_t* par) {
+  run_global(axle_kernels_isa() >= AXLE_ISA_AVX2_FMA ? axle_f32_global_avgpool__avx2
+                                                     : axle_f32_global_avgpool_scalar,
+             channels, size, x, y, par);
+}
+
+void axle_f32_global_maxpool(size_t channels, size_t size, const float* x, float* y,
+                             const axle_parallel_t* par) {
+  run_global(axle_kernels_isa() >= AXLE_ISA_AVX2_FMA ? axle_f32_global_maxpool__avx2
+                                                     : axle_f32_global_maxpool_scalar,
+             channels, size, x, y, par);
 }

@@ -599,9 +599,13 @@ void axle_f32_maxpool2d_plane__avx512(const axle_f32_pool_params_t* p, const flo
  * The average sums in double in every variant; the AVX2 one may differ from
  * the scalar one in the last bit of the float result (summation order). The
  * entry points without a suffix dispatch on axle_kernels_isa() (AVX-512
- * machines run the AVX2 variants: wider vectors measured slower here). */
-void axle_f32_global_avgpool(size_t channels, size_t size, const float* x, float* y);
-void axle_f32_global_maxpool(size_t channels, size_t size, const float* x, float* y);
+ * machines run the AVX2 variants: wider vectors measured slower here) and
+ * give each of par's threads a contiguous run of channels (NULL: serial;
+ * results do not depend on the split). */
+void axle_f32_global_avgpool(size_t channels, size_t size, const float* x, float* y,
+                             const axle_parallel_t* par);
+void axle_f32_global_maxpool(size_t channels, size_t size, const float* x, float* y,
+                             const axle_parallel_t* par);
 void axle_f32_global_avgpool_scalar(size_t channels, size_t size, const float* x, float* y);
 void axle_f32_global_maxpool_scalar(size_t channels, size_t size, const float* x, float* y);
 void axle_f32_global_avgpool__avx2(size_t channels, size_t size, const float* x, float* y);

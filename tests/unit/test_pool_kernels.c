@@ -280,10 +280,30 @@ typedef struct global_variant_t {
   global_fn avg, max;
 } global_variant_t;
 
+/* The dispatching entry points, serially and on 3 real threads (each
+ * thread a run of channels: the bits of the serial call). */
+static void avg_serial(size_t c, size_t n, const float* x, float* y) {
+  axle_f32_global_avgpool(c, n, x, y, NULL);
+}
+static void max_serial(size_t c, size_t n, const float* x, float* y) {
+  axle_f32_global_maxpool(c, n, x, y, NULL);
+}
+static void avg_threads(size_t c, size_t n, const float* x, float* y) {
+  uint32_t storage;
+  axle_parallel_t par;
+  axle_f32_global_avgpool(c, n, x, y, kt_parallel(&storage, &par, 3));
+}
+static void max_threads(size_t c, size_t n, const float* x, float* y) {
+  uint32_t storage;
+  axle_parallel_t par;
+  axle_f32_global_maxpool(c, n, x, y, kt_parallel(&storage, &par, 3));
+}
+
 static const global_variant_t k_globals[] = {
     {"avx2", AXLE_ISA_AVX2_FMA, axle_f32_global_avgpool__avx2, axle_f32_global_maxpool__avx2},
-    /* The dispatching entry points, under whatever ISA the machine has. */
-    {"dispatch", AXLE_ISA_SCALAR, axle_f32_global_avgpool, axle_f32_global_maxpool},
+    /* Under whatever ISA the machine has. */
+    {"dispatch", AXLE_ISA_SCALAR, avg_serial, max_serial},
+    {"dispatch on 3 threads", AXLE_ISA_SCALAR, avg_threads, max_threads},
 };
 
 /* Row lengths around every vector and unroll width, 7x7 and large maps. */
@@ -350,6 +370,10 @@ static void test_global_dispatch(void) {
     axle_kernels_set_isa((axle_isa_t)isa);
     global_case(&k_globals[1], 2048, 49, 0);
     global_case(&k_globals[1], 5, 33, 1);
+    /* Split over threads (2048 x 49, 17 x 3136) and too small to split. */
+    global_case(&k_globals[2], 2048, 49, 0);
+    global_case(&k_globals[2], 17, 3136, 1);
+    global_case(&k_globals[2], 5, 33, 1);
   }
   axle_kernels_set_isa(top);
 }
@@ -364,7 +388,7 @@ int main(void) {
   };
   static const kt_entry_t global[] = {
       {"global avx2 = scalar", test_global_avx2},
-      {"dispatch, every ISA", test_global_dispatch},
+      {"dispatch, every ISA, serial and on threads", test_global_dispatch},
   };
   if (CU_initialize_registry() != CUE_SUCCESS) return 1;
   if (KT_ADD_SUITE("f32 max and average pooling", maxpool) ||
