@@ -2,20 +2,17 @@
  * element range cut into equal contiguous shares, one task each, so every
  * thread writes whole cache lines of its own (shares are multiples of 64
  * elements) and reads the matching part of its inputs. Small tensors run
- * serially: below ELEMENTS_PER_TASK per task the region's hand-off costs
- * more than the split saves. */
+ * serially (AXLE_PARALLEL_MIN_ELEMENTS). */
 #include "axle_kernels_elementwise.h"
 
-/* 16 K elements: 64 KB of float32, ~2-15 us for the AVX2 kernels. */
-#define ELEMENTS_PER_TASK 16384
 #define SHARE_ALIGN 64
 
 /* Tasks for total elements on par: 4 per thread at most (a slowed thread
  * leaves the others something to take over), none under the floor. */
 static size_t task_count(const axle_parallel_t* par, int64_t total) {
   const size_t threads = axle_parallel_threads(par);
-  if (threads < 2 || total < 2 * ELEMENTS_PER_TASK) return 1;
-  size_t tasks = (size_t)(total / ELEMENTS_PER_TASK);
+  if (threads < 2 || total < 2 * AXLE_PARALLEL_MIN_ELEMENTS) return 1;
+  size_t tasks = (size_t)(total / AXLE_PARALLEL_MIN_ELEMENTS);
   if (tasks > 4 * threads) tasks = 4 * threads;
   return tasks;
 }

@@ -97,7 +97,7 @@ void axle_f32_avgpool(const axle_f32_pool_params_t* p, const float* x, float* y,
 
 /* Global pooling over par's threads: one contiguous run of channels each
  * (the layer before, cut by output channels, leaves each thread the rows
- * it wrote), serially below 32 K elements. */
+ * it wrote), serially below two tasks' worth of elements. */
 typedef void (*global_fn)(size_t channels, size_t size, const float* x, float* y);
 
 typedef struct global_run_t {
@@ -119,7 +119,7 @@ static void global_task(void* arg, size_t task, uint32_t thread) {
 static void run_global(global_fn fn, size_t channels, size_t size, const float* x, float* y,
                        const axle_parallel_t* par) {
   const size_t threads = axle_parallel_threads(par);
-  if (threads < 2 || channels < 2 || channels * size < 32768) {
+  if (threads < 2 || channels < 2 || channels * size < 2 * AXLE_PARALLEL_MIN_ELEMENTS) {
     fn(channels, size, x, y);
     return;
   }

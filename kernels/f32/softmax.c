@@ -4,10 +4,6 @@
  * the serial call computes it, so results do not depend on the split. */
 #include "axle_kernels.h"
 
-/* As the elementwise split (kernels/elementwise/parallel.c): 16 K elements
- * a task at least, 4 tasks per thread at most. */
-#define ELEMENTS_PER_TASK 16384
-
 typedef void (*softmax_fn)(size_t outer, size_t axis, size_t inner, const float* x, float* y);
 
 typedef struct softmax_split_t {
@@ -28,7 +24,9 @@ static void softmax_task(void* arg, size_t task, uint32_t thread) {
 static void run(softmax_fn fn, size_t outer, size_t axis, size_t inner, const float* x, float* y,
                 const axle_parallel_t* par) {
   const size_t threads = axle_parallel_threads(par), row = axis * inner;
-  size_t tasks = row ? outer * row / ELEMENTS_PER_TASK : 0;
+  /* As the elementwise split: tasks of AXLE_PARALLEL_MIN_ELEMENTS or more,
+   * 4 per thread at most. */
+  size_t tasks = row ? outer * row / AXLE_PARALLEL_MIN_ELEMENTS : 0;
   if (tasks > 4 * threads) tasks = 4 * threads;
   if (tasks > outer) tasks = outer;
   if (threads < 2 || tasks < 2) {

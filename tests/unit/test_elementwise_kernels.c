@@ -442,7 +442,7 @@ static void test_parallel_drivers(void) {
       axle_unary_parallel(un, a, ugot, na, sizeof(float), NULL, &par);
       CU_ASSERT(same_bits("unary split", ugot, uwant, na));
       CU_ASSERT(guards_intact(ugot, na));
-      CU_ASSERT_EQUAL(count.regions, na >= 32768 ? 1u : 0u);
+      CU_ASSERT_EQUAL(count.regions, na >= 2 * AXLE_PARALLEL_MIN_ELEMENTS ? 1u : 0u);
     }
     free(uwant);
     free(ugot);
@@ -467,7 +467,8 @@ static void test_parallel_drivers(void) {
                                                      got, &par);
       CU_ASSERT(same_bits("softmax split by rows", got, want, n));
       CU_ASSERT(guards_intact(got, n));
-      CU_ASSERT_EQUAL(count.regions, n >= 32768 && shapes[s][0] >= 2 ? 1u : 0u);
+      CU_ASSERT_EQUAL(count.regions,
+                      n >= 2 * AXLE_PARALLEL_MIN_ELEMENTS && shapes[s][0] >= 2 ? 1u : 0u);
     }
     free(x);
     free(want);
