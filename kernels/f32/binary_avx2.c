@@ -52,7 +52,7 @@ AXLE_AVX2_INLINE __m256 op_min(__m256 a, __m256 b) {
       _mm256_storeu_ps(y + i, op_##op(x, z));                                                      \
     }                                                                                              \
     if (i < n) {                                                                                   \
-      const __m256i m = axle_f32_first_lanes__avx2(n - i);                                                          \
+      const __m256i m = axle_f32_first_lanes__avx2(n - i);                                         \
       const __m256 x = sa ? _mm256_maskload_ps(a + i, m) : as;                                     \
       const __m256 z = sb ? _mm256_maskload_ps(b + i, m) : bs;                                     \
       _mm256_maskstore_ps(y + i, m, op_##op(x, z));                                                \

@@ -129,7 +129,8 @@ AXLE_AVX2_INLINE void softmax_any(size_t outer, size_t axis, size_t inner, const
       continue;
     }
     for (size_t i = 0; i < inner; i += 8)
-      columns(xo + i, axis, inner, axle_f32_first_lanes__avx2(inner - i < 8 ? inner - i : 8), yo + i, log);
+      columns(xo + i, axis, inner, axle_f32_first_lanes__avx2(inner - i < 8 ? inner - i : 8),
+              yo + i, log);
   }
 }
 
