@@ -34,8 +34,9 @@ echo "== k210: KPU emulator throughput and emulated chip time vs host time =="
 AXLE_PLUGIN_PATH="$BUILD/lib/axle/plugins" "$BUILD/bin/axle_bench_k210" || echo "skipped: axle_bench_k210 missing or failed"
 
 # CPU plugin: Axle against ONNX Runtime on MobileNetV2 / ResNet-18 / ResNet-50
-# (1 and 2 threads), and SGEMM against OpenBLAS and the measured FMA peak.
+# (1 and 2 threads), SGEMM against OpenBLAS and the measured FMA peak, and the
+# elementwise / softmax kernels against their scalar references.
 # Details and options: bench/cpu/run.py --help; results: docs/cpu-performance.md.
 echo
-echo "== cpu: networks against ONNX Runtime, SGEMM against OpenBLAS =="
-python3 bench/cpu/run.py --build "$BUILD"
+echo "== cpu: networks against ONNX Runtime, SGEMM against OpenBLAS, elementwise kernels =="
+python3 bench/cpu/run.py --build "$BUILD" --elementwise
