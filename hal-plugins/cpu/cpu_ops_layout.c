@@ -4,6 +4,8 @@
  *
  * Almost every op here compiles to a "copy program": a short list of pieces,
  * each one axle_strided_copy_scalar() call described by an axle_nd_t plan
+ * (Transpose, Slice, Concat and Split pieces with one contiguous side: one
+ * 4D data mover descriptor instead, see use_data_mover())
  * (operand 0 = destination, 1 = source) and a source that is an input, the
  * output itself (Pad's edge/reflect/wrap modes read what the interior piece
  * wrote) or a constant (fills). Transpose is a permuted-stride piece, Slice a
@@ -94,11 +96,20 @@ static void convert(int32_t src_dtype, const void* src, int32_t dst_dtype, void*
 
 enum { SRC_INPUT, SRC_OUTPUT, SRC_CONST };
 
+/* How a piece moves its elements: the generic strided copy, or the 4D data
+ * mover (axle_kernels_copy.h) reading the source into a contiguous
+ * destination or writing a contiguous source into the destination. */
+enum { MOVE_STRIDED, MOVE_DM_READ, MOVE_DM_WRITE };
+
 typedef struct piece_t {
   axle_nd_t nd;            /* operand 0 = destination, 1 = source; elements */
   int64_t dst_off, src_off;
   const void* konst;       /* SRC_CONST: graph- or params-owned bytes */
   uint32_t src_kind, src_index, dst_index;
+  uint32_t move;         /* MOVE_* */
+  axle_dm4d_desc_t dm;   /* MOVE_DM_*: addresses in the strided side's tensor */
+  uint64_t dm_buf_elems; /* that tensor's elements */
+  uint64_t dm_stream;    /* elements of the contiguous side */
 } piece_t;
 
 typedef struct prog_t {
@@ -147,6 +158,53 @@ static piece_t* piece_flat(prog_t* p, int64_t n) {
   return piece_add(p, 1, &n, &one, 0, &one, 0);
 }
 
+/* Whether operand k of a (simplified) plan walks its elements in order. */
+static int nd_contiguous(const axle_nd_t* nd, uint32_t k) {
+  int64_t expect = 1;
+  for (uint32_t d = nd->rank; d-- > 0;) {
+    if (nd->stride[k][d] != expect) return 0;
+    expect *= nd->shape[d];
+  }
+  return 1;
+}
+
+/* Gives the input pieces of a program whose one side is contiguous and the
+ * other strided (a transpose, a slice, a concat or split off the first
+ * axis) to the 4D data mover: one descriptor for the plan's (at most 4)
+ * axes, innermost first, biased by the strided side's offset. Plans of more
+ * axes, flat copies (which may be in place) and the other sources keep the
+ * strided copy. A descriptor the data mover would refuse cannot come out of
+ * a valid plan; checked anyway, it would keep the strided copy too. */
+static void use_data_mover(const cpu_step_t* step, prog_t* p) {
+  for (uint32_t i = 0; i < p->count; ++i) {
+    piece_t* pc = &p->piece[i];
+    const axle_nd_t* nd = &pc->nd;
+    const axle_hal_tensor_t* x = step_input(step, pc->src_index);
+    const axle_hal_tensor_t* y =
+        pc->dst_index < step->output_count ? step->out[pc->dst_index] : NULL;
+    if (pc->src_kind != SRC_INPUT || !x || !y || nd->rank > 4 || axle_nd_count(nd) == 0) continue;
+    const int dst_flat = nd_contiguous(nd, 0), src_flat = nd_contiguous(nd, 1);
+    if (dst_flat == src_flat) continue;
+    const uint32_t side = dst_flat ? 1 : 0; /* the strided operand */
+    axle_dm4d_desc_t d;
+    memset(&d, 0, sizeof d);
+    d.bias = (uint64_t)(dst_flat ? pc->src_off : pc->dst_off);
+    for (uint32_t k = 0; k < 4; ++k) {
+      const uint32_t axis = nd->rank - 1 - k; /* innermost first */
+      d.size[k] = k < nd->rank ? (uint64_t)nd->shape[axis] : 1;
+      d.stride[k] = k < nd->rank ? (uint64_t)nd->stride[side][axis] : 0;
+    }
+    const uint64_t buf_elems = (uint64_t)elements(dst_flat ? x : y);
+    const uint64_t stream =
+        (uint64_t)elements(dst_flat ? y : x) - (uint64_t)(dst_flat ? pc->dst_off : pc->src_off);
+    if (axle_dm4d_check(&d, 1, buf_elems, stream) != 0) continue;
+    pc->move = dst_flat ? MOVE_DM_READ : MOVE_DM_WRITE;
+    pc->dm = d;
+    pc->dm_buf_elems = buf_elems;
+    pc->dm_stream = stream;
+  }
+}
+
 static void run_prog(const cpu_step_t* step, const void* const* in, void* const* out,
                      void* scratch) {
   (void)scratch;
@@ -157,9 +215,18 @@ static void run_prog(const cpu_step_t* step, const void* const* in, void* const*
     const void* src = pc->src_kind == SRC_INPUT    ? cpu_step_input_data(step, in, pc->src_index)
                       : pc->src_kind == SRC_OUTPUT ? out[pc->src_index]
                                                    : pc->konst;
-    if (!src || !out[pc->dst_index]) continue;
-    axle_strided_copy_scalar(&pc->nd, p->es, (char*)out[pc->dst_index] + pc->dst_off * es,
-                             (const char*)src + pc->src_off * es);
+    char* dst = out[pc->dst_index];
+    if (!src || !dst) continue;
+    /* Checked at prepare against these very extents: cannot refuse here. */
+    if (pc->move == MOVE_DM_READ)
+      axle_dm4d_read(&pc->dm, 1, src, pc->dm_buf_elems, dst + pc->dst_off * es, pc->dm_stream,
+                     p->es);
+    else if (pc->move == MOVE_DM_WRITE)
+      axle_dm4d_write(&pc->dm, 1, (const char*)src + pc->src_off * es, pc->dm_stream, dst,
+                      pc->dm_buf_elems, p->es);
+    else
+      axle_strided_copy_scalar(&pc->nd, p->es, dst + pc->dst_off * es,
+                               (const char*)src + pc->src_off * es);
   }
 }
 
@@ -216,6 +283,7 @@ static int32_t prepare_transpose(const axle_hal_host_t* host, cpu_step_t* step) 
   prog_t* p = prog_new(host, step, axle_hal_dtype_size(x->dtype), 1, 0, NULL);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
   piece_add(p, r, y->shape, ys, 0, src, 0);
+  use_data_mover(step, p);
   return AXLE_HAL_OK;
 }
 
@@ -286,6 +354,7 @@ static int32_t prepare_slice(const axle_hal_host_t* host, cpu_step_t* step) {
   prog_t* p = prog_new(host, step, axle_hal_dtype_size(x->dtype), 1, 0, NULL);
   if (!p) return AXLE_HAL_OUT_OF_MEMORY;
   piece_add(p, r, y->shape, ys, 0, src, off);
+  use_data_mover(step, p);
   return AXLE_HAL_OK;
 }
 
@@ -317,6 +386,7 @@ static int32_t prepare_concat(const axle_hal_host_t* host, cpu_step_t* step) {
   }
   if (at != y->shape[axis])
     return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "inputs do not add up to the output");
+  use_data_mover(step, p);
   return AXLE_HAL_OK;
 }
 
@@ -343,6 +413,7 @@ static int32_t prepare_split(const axle_hal_host_t* host, cpu_step_t* step) {
   }
   if (at > x->shape[axis])
     return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, "outputs exceed the input along axis");
+  use_data_mover(step, p);
   return AXLE_HAL_OK;
 }
 

@@ -90,6 +90,54 @@ void axle_strided_copy_scalar(const axle_nd_t* nd, size_t elem_size, void* dst, 
 /* memcpy of `bytes`, skipped when dst == src (in-place reshape). */
 void axle_copy_bytes_scalar(void* dst, const void* src, size_t bytes);
 
+/* ---- Vitis programmable 4D data mover (seed 004, DESIGN.md) ----------------
+ *
+ * A descriptor buffer is a u64 count followed by that many descriptors of 9
+ * u64 {bias, stride1, size1, stride2, size2, stride3, size3, stride4, size4},
+ * innermost dimension first. A descriptor addresses, in this order,
+ *   for d4 < size4, d3 < size3, d2 < size2, d1 < size1:
+ *     element bias + d4 stride4 + d3 stride3 + d2 stride2 + d1 stride1
+ * in unsigned 64-bit arithmetic (so a stride read as two's complement walks
+ * backwards), in elements of the buffer; descriptors run in buffer order.
+ * "Read" gathers the addressed elements of a buffer into a contiguous
+ * stream, "write" scatters a contiguous stream into a buffer. stride1 == 1 is
+ * the burst fast path (one block copy per inner run). The hardware moves 32-
+ * to 512-bit elements; these kernels take any element size, so the CPU
+ * plugin's byte and half-word tensors go through them too.
+ *
+ * Nothing moves unless every descriptor addresses only elements inside the
+ * buffer and the stream holds all of them: the kernels return -1 and touch
+ * no byte otherwise. (The check computes each descriptor's extreme addresses
+ * exactly with the strides read as two's complement, which equals the
+ * wrapping arithmetic for every descriptor whose span is below 2^63
+ * elements; wider ones are refused.) Thread safety: pure functions of their
+ * arguments; concurrent calls on disjoint outputs are safe. */
+typedef struct axle_dm4d_desc_t {
+  uint64_t bias;
+  uint64_t stride[4]; /* stride1..stride4 */
+  uint64_t size[4];   /* size1..size4 */
+} axle_dm4d_desc_t;
+
+/* Parses a descriptor buffer of `words` u64 words into out (room for max):
+ * sets *count and returns 0, or -1 when the buffer is shorter than its
+ * count says, longer, or holds more than max descriptors. */
+int axle_dm4d_parse(const uint64_t* buffer, size_t words, axle_dm4d_desc_t* out, size_t max,
+                    size_t* count);
+/* Elements descriptors d[0..n) address in all (size products summed), or
+ * UINT64_MAX when that overflows. */
+uint64_t axle_dm4d_elements(const axle_dm4d_desc_t* d, size_t n);
+/* 0 when descriptors d[0..n) address only elements of a buffer of
+ * buf_elems and a stream of stream_elems holds all they address (what read
+ * and write check before moving anything), else -1. */
+int axle_dm4d_check(const axle_dm4d_desc_t* d, size_t n, uint64_t buf_elems, uint64_t stream_elems);
+/* Read: buf (buf_elems elements of elem_size bytes) -> stream (room for
+ * stream_elems). Write: stream -> buf. Return 0, or -1 with nothing moved
+ * (see above). buf and stream must not overlap. */
+int axle_dm4d_read(const axle_dm4d_desc_t* d, size_t n, const void* buf, uint64_t buf_elems,
+                   void* stream, uint64_t stream_elems, size_t elem_size);
+int axle_dm4d_write(const axle_dm4d_desc_t* d, size_t n, const void* stream, uint64_t stream_elems,
+                    void* buf, uint64_t buf_elems, size_t elem_size);
+
 #ifdef __cplusplus
 }
 #endif
