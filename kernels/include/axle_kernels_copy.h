@@ -1,5 +1,6 @@
 /*
- * N-dimensional iteration plans and the generic strided copy kernel.
+ * N-dimensional iteration plans, the generic strided copy kernel and the
+ * Vitis programmable 4D data mover (descriptor-driven copies, seed 004).
  *
  * An axle_nd_t describes a loop nest over `shape` that visits up to
  * AXLE_ND_MAX_OPS operands, each with its own strides (in elements of that
