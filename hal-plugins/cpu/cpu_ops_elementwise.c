@@ -106,6 +106,7 @@ typedef struct binary_params_t {
   axle_cast_t exp_cast;     /* Pow: runtime exponent cast into scratch per run */
   size_t exp_count;         /* elements to cast; 0 = no runtime cast */
   _Alignas(8) unsigned char divisor[8]; /* Mean: input count in the dtype */
+  axle_nd_t div_nd;                     /* Mean: out = out / divisor over the output */
   uint32_t steps;           /* folds; 0 = single-input copy */
   axle_nd_t nd[];           /* steps plans */
 } binary_params_t;
@@ -195,6 +196,10 @@ static int32_t prepare_binary(const axle_hal_host_t* host, cpu_step_t* step) {
     const int64_t count = (int64_t)step->input_count;
     p->div = axle_binary_kernel_for_isa(k_binary[di][BIN_div]);
     convert(AXLE_HAL_DTYPE_I64, &count, a->dtype, p->divisor, 1);
+    p->div_nd.rank = 1;
+    p->div_nd.ops = 3;
+    p->div_nd.shape[0] = (int64_t)p->out_count;
+    p->div_nd.stride[0][0] = p->div_nd.stride[1][0] = 1; /* the divisor's stays 0 */
   }
   return AXLE_HAL_OK;
 }
@@ -218,7 +223,9 @@ static void run_binary(const cpu_step_t* step, const void* const* in, void* cons
     axle_nd_binary_parallel(&p->nd[k], p->fn, out[0], p->out_size, a,
                             k == 0 ? p->in_size : p->out_size, b, p->in_size, &par);
   }
-  if (p->div) p->div(out[0], 1, p->divisor, 0, out[0], p->out_count);
+  if (p->div)
+    axle_nd_binary_parallel(&p->div_nd, p->div, out[0], p->out_size, out[0], p->out_size,
+                            p->divisor, p->in_size, &par);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -143,22 +143,23 @@ static unsigned char* walk(const axle_dm4d_desc_t* d, unsigned char* buf, unsign
   return stream;
 }
 
-int axle_dm4d_read(const axle_dm4d_desc_t* d, size_t n, const void* buf, uint64_t buf_elems,
-                   void* stream, uint64_t stream_elems, size_t elem_size) {
+/* Both directions: checked first, then the descriptors in order. The
+ * buffer is only read when to_stream (the const is cast away for walk). */
+static int move(const axle_dm4d_desc_t* d, size_t n, unsigned char* buf, uint64_t buf_elems,
+                unsigned char* stream, uint64_t stream_elems, size_t elem_size, int to_stream) {
   if (elem_size == 0 || (n && (!buf || !stream)) ||
       axle_dm4d_check(d, n, buf_elems, stream_elems) != 0)
     return -1;
-  unsigned char* out = stream;
-  for (size_t i = 0; i < n; ++i) out = walk(&d[i], (unsigned char*)buf, out, elem_size, 1);
+  for (size_t i = 0; i < n; ++i) stream = walk(&d[i], buf, stream, elem_size, to_stream);
   return 0;
+}
+
+int axle_dm4d_read(const axle_dm4d_desc_t* d, size_t n, const void* buf, uint64_t buf_elems,
+                   void* stream, uint64_t stream_elems, size_t elem_size) {
+  return move(d, n, (unsigned char*)buf, buf_elems, stream, stream_elems, elem_size, 1);
 }
 
 int axle_dm4d_write(const axle_dm4d_desc_t* d, size_t n, const void* stream, uint64_t stream_elems,
                     void* buf, uint64_t buf_elems, size_t elem_size) {
-  if (elem_size == 0 || (n && (!buf || !stream)) ||
-      axle_dm4d_check(d, n, buf_elems, stream_elems) != 0)
-    return -1;
-  unsigned char* in = (unsigned char*)stream;
-  for (size_t i = 0; i < n; ++i) in = walk(&d[i], buf, in, elem_size, 0);
-  return 0;
+  return move(d, n, buf, buf_elems, (unsigned char*)stream, stream_elems, elem_size, 0);
 }

@@ -134,9 +134,11 @@ AXLE_INLINE void pool_plane(const axle_f32_pool_params_t* p, const float* x_plan
       _mm256_maskstore_ps(v + full, last, best);
     }
     /* Averages divide by the row's vertical count times each column's. */
-    const float rows =
-        (float)(p->count_include_pad ? axle_window_taps_padded(start, 1, kh, ih + p->pad_end[1])
-                                     : hi - lo);
+    const float rows = !average
+                           ? 0.0f
+                           : (float)(p->count_include_pad
+                                         ? axle_window_taps_padded(start, 1, kh, ih + p->pad_end[1])
+                                         : hi - lo);
     float* y = y_plane + oy * ow;
     if (s == 2 && kw == 3)
       h_row(tmp, 2, 3, ow, counts, rows, y);

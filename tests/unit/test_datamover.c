@@ -7,14 +7,8 @@
  * buffer, a stream too short, malformed buffers, overflowing counts, where
  * nothing may be moved.
  */
-#include <CUnit/Basic.h>
-#include <CUnit/CUnit.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "axle_kernels_copy.h"
+#include "kernel_test.h"
 
 /* Seed 004: A[10][7][8], bias 0, Z stride 56, Y stride 8, X stride 1. */
 static const uint64_t k_seed_buffer[] = {4,                              /* descriptors */
@@ -205,15 +199,11 @@ static void test_refusals(void) {
 
 int main(void) {
   if (CU_initialize_registry() != CUE_SUCCESS) return 1;
-  CU_pSuite s = CU_add_suite("4D data mover", NULL, NULL);
-  if (!s || !CU_add_test(s, "seed 004's worked example", test_seed_example) ||
-      !CU_add_test(s, "every pattern and element size against a naive walk",
-                   test_patterns_every_width) ||
-      !CU_add_test(s, "bad descriptors move nothing", test_refusals))
-    return 1;
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  const unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const kt_entry_t tests[] = {
+      {"seed 004's worked example", test_seed_example},
+      {"every pattern and element size against a naive walk", test_patterns_every_width},
+      {"bad descriptors move nothing", test_refusals},
+  };
+  if (KT_ADD_SUITE("4D data mover", tests) != 0) return 1;
+  return kt_run_all();
 }

@@ -26,11 +26,6 @@ static const uint32_t k_guard_bits = 0x7fbadbadu;
 
 static int have_avx2(void) { return axle_kernels_isa() >= AXLE_ISA_AVX2_FMA; }
 
-static void skip(const char* why) {
-  fprintf(stderr, "\n  skipped: %s\n", why);
-  CU_PASS(why);
-}
-
 /* Special values mixed into the inputs. */
 static const float k_special[] = {NAN,    -NAN,    INFINITY, -INFINITY, 0.0f, -0.0f,
                                   1e-40f, -1e-40f, 3.0e38f,  -3.0e38f,  1.0f, -1.0f};
@@ -92,21 +87,6 @@ static int within_ulps(const char* what, const float* got, const float* want, si
   return 1;
 }
 
-/* |got - want| <= atol + rtol |want|, equal infinities and NaN for NaN
- * included. */
-static int close_to(const char* what, const float* got, const float* want, size_t n, double rtol,
-                    double atol) {
-  for (size_t i = 0; i < n; ++i) {
-    if (got[i] == want[i] || (isnan(got[i]) && isnan(want[i]))) continue;
-    if (!(fabs((double)got[i] - (double)want[i]) <= atol + rtol * fabs((double)want[i]))) {
-      fprintf(stderr, "\n%s: element %zu of %zu: got %.9g want %.9g\n", what, i, n, (double)got[i],
-              (double)want[i]);
-      return 0;
-    }
-  }
-  return 1;
-}
-
 static const size_t k_lengths[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13,   14,
                                    15, 16, 17, 18, 19, 20, 23, 24, 25, 31, 32, 33, 40, 1000, 1003};
 #define N_LENGTHS (sizeof k_lengths / sizeof k_lengths[0])
@@ -122,7 +102,7 @@ typedef struct binary_case_t {
 static const binary_case_t k_binary_cases[] = {AXLE_F32_BINARY_AVX2_OPS(BINARY_CASE_)};
 
 static void test_binary_bits(void) {
-  if (!have_avx2()) return skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
+  if (!have_avx2()) return kt_skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
   /* Strides: both streams, a scalar on either side, both scalars and a
    * general stride (the last two go to the reference inside the variant). */
   static const ptrdiff_t strides[][2] = {{1, 1}, {0, 1}, {1, 0}, {0, 0}, {2, 1}};
@@ -229,9 +209,9 @@ static void run_unary_cases(const unary_case_t* cases, size_t count) {
 }
 
 static void test_unary(void) {
-  if (!have_avx2()) return skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
+  if (!have_avx2()) return kt_skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
   run_unary_cases(k_unary_cases, sizeof k_unary_cases / sizeof k_unary_cases[0]);
-  if (!have_avx512()) return skip("no AVX-512 on this machine (or AXLE_KERNELS_ISA caps it)");
+  if (!have_avx512()) return kt_skip("no AVX-512 on this machine (or AXLE_KERNELS_ISA caps it)");
   run_unary_cases(k_unary_avx512_cases,
                   sizeof k_unary_avx512_cases / sizeof k_unary_avx512_cases[0]);
 }
@@ -240,7 +220,7 @@ static void test_unary(void) {
  * where the polynomial hands over to the exp form (tanh at 0.625), the
  * overflow and subnormal ends of e^x, and the tiny arguments. */
 static void test_unary_sweeps(void) {
-  if (!have_avx2()) return skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
+  if (!have_avx2()) return kt_skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
   static const struct {
     const char* name;
     axle_unary_fn reference, variant[2]; /* AVX2, AVX-512 */
@@ -299,7 +279,7 @@ static void test_unary_sweeps(void) {
     }
   }
   if (!have_avx512())
-    skip("AVX-512 sweeps: no AVX-512 on this machine (or AXLE_KERNELS_ISA caps it)");
+    kt_skip("AVX-512 sweeps: no AVX-512 on this machine (or AXLE_KERNELS_ISA caps it)");
   free(x);
   free(want);
   free(got);
@@ -334,7 +314,7 @@ static void softmax_case(int level, size_t outer, size_t axis, size_t inner, int
     k_softmax_variants[level][log](outer, axis, inner, x, got);
     /* Softmax: sums of up to axis terms in another order, each within an
      * ulp or two; log-softmax: x - max exact, log(sum) close. */
-    CU_ASSERT(close_to(what, got, want, n, 2e-6, log ? 2e-6 : 1e-9));
+    CU_ASSERT(kt_close(what, got, want, n, 2e-6, log ? 2e-6 : 1e-9));
     CU_ASSERT(guards_intact(got, n));
     /* In place. */
     float* y = malloc((n + GUARD) * sizeof(float));
@@ -349,7 +329,7 @@ static void softmax_case(int level, size_t outer, size_t axis, size_t inner, int
 }
 
 static void test_softmax(void) {
-  if (!have_avx2()) return skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
+  if (!have_avx2()) return kt_skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
   static const size_t shapes[][3] = {{1, 1, 1},  {3, 10, 1}, {2, 1000, 1}, {5, 7, 1},
                                      {1, 17, 1}, {4, 7, 8},  {2, 5, 13},   {1, 33, 3},
                                      {3, 1, 9},  {2, 6, 24}, {1, 1000, 5}, {7, 3, 1}};
@@ -358,7 +338,7 @@ static void test_softmax(void) {
       for (int kind = 0; kind < 3; ++kind)
         softmax_case(level, shapes[s][0], shapes[s][1], shapes[s][2], kind);
   if (!have_avx512())
-    skip("AVX-512 softmax: no AVX-512 on this machine (or AXLE_KERNELS_ISA caps it)");
+    kt_skip("AVX-512 softmax: no AVX-512 on this machine (or AXLE_KERNELS_ISA caps it)");
 }
 
 /* ---- threads ------------------------------------------------------------- */
@@ -491,7 +471,7 @@ static void test_variant_lookup(void) {
   axle_f32_softmax(3, 4, 1, x, got, NULL);
   CU_ASSERT(memcmp(got, want, sizeof want) == 0);
   axle_kernels_set_isa(best);
-  if (!have_avx2()) return skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
+  if (!have_avx2()) return kt_skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
   for (size_t c = 0; c < sizeof k_binary_cases / sizeof k_binary_cases[0]; ++c)
     CU_ASSERT(axle_binary_kernel_for_isa(k_binary_cases[c].reference) == k_binary_cases[c].variant);
   /* At the AVX2 level the AVX2 variants; above it the AVX-512 ones where

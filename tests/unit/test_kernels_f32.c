@@ -53,12 +53,6 @@ enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
 static int have_avx2(void) { return axle_kernels_isa() >= AXLE_ISA_AVX2_FMA; }
 static int have_avx512(void) { return axle_kernels_isa() >= AXLE_ISA_AVX512; }
 
-/* A test that cannot run here says so in the log, not just by passing. */
-static void skip(const char* why) {
-  fprintf(stderr, "\n  skipped: %s\n", why);
-  CU_PASS(why);
-}
-
 /* One micro-kernel call against the double reference and, for an ISA
  * variant, against the scalar variant on the same C; B rows ldb floats apart
  * (NR: packed; more: read in place). */
@@ -142,7 +136,7 @@ static void test_ukernel_scalar(void) { ukernel_all(axle_f32_gemm_6x16__scalar, 
 
 static void test_ukernel_avx2(void) {
   if (!have_avx2()) {
-    skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
+    kt_skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
     return;
   }
   ukernel_all(axle_f32_gemm_6x16__avx2_fma, "avx2_fma");
@@ -150,7 +144,7 @@ static void test_ukernel_avx2(void) {
 
 static void test_ukernel_avx512(void) {
   if (!have_avx512()) {
-    skip("no AVX-512 on this machine (or AXLE_KERNELS_ISA caps it)");
+    kt_skip("no AVX-512 on this machine (or AXLE_KERNELS_ISA caps it)");
     return;
   }
   ukernel_all(axle_f32_gemm_6x16__avx512, "avx512");
@@ -447,7 +441,7 @@ static void below_best_isa(void (*fn)(void)) {
       char why[80];
       snprintf(why, sizeof why, "ISA level %d: not below this CPU's best (%d)", (int)levels[i],
                (int)best);
-      skip(why);
+      kt_skip(why);
       continue;
     }
     axle_kernels_set_isa(levels[i]);
@@ -463,7 +457,7 @@ static void driver_isa_run(void) { driver_shapes(2); }
  * depend on the level (an overrun shows under ASan and in the results). */
 static void test_driver_scratch_isa(void) {
   if (axle_kernels_isa() < AXLE_ISA_AVX512) {
-    skip("this CPU lacks AVX-512: no level above AVX2 to raise dispatch to");
+    kt_skip("this CPU lacks AVX-512: no level above AVX2 to raise dispatch to");
     return;
   }
   g_scratch_isa = AXLE_ISA_AVX2_FMA;
@@ -722,7 +716,7 @@ static void wino_shapes(const conv_shape_t* shapes, size_t n, int tile) {
 
 static void test_winograd2(void) {
   if (!have_avx2()) {
-    skip("winograd F(2x2): no AVX2 on this CPU");
+    kt_skip("winograd F(2x2): no AVX2 on this CPU");
     return;
   }
   /* Output widths 7..17 (4..9 tiles in one partial 16-lane group) and
@@ -745,7 +739,7 @@ static void test_winograd2(void) {
 
 static void test_winograd4(void) {
   if (!have_avx2()) {
-    skip("winograd F(4x4): no AVX2 on this CPU");
+    kt_skip("winograd F(4x4): no AVX2 on this CPU");
     return;
   }
   /* Output heights with every remainder by 4; widths of 2..4 tiles (one
@@ -796,7 +790,7 @@ static void test_winograd_choice(void) {
   const axle_isa_t isas[] = {AXLE_ISA_AVX512, AXLE_ISA_AVX2_FMA};
   for (size_t l = 0; l < 2; ++l) {
     if (!levels[l]) {
-      skip(l ? "winograd: no AVX2 on this CPU" : "winograd: no AVX-512 on this CPU");
+      kt_skip(l ? "winograd: no AVX2 on this CPU" : "winograd: no AVX-512 on this CPU");
       continue;
     }
     const axle_isa_t prev = axle_kernels_set_isa(isas[l]);

@@ -10,12 +10,6 @@
 
 #include "kernel_test.h"
 
-/* A test that cannot run here says so in the log, not just by passing. */
-static void skip(const char* why) {
-  fprintf(stderr, "\n  skipped: %s\n", why);
-  CU_PASS(why);
-}
-
 enum { GUARD = 16 };
 static const float k_guard = 12345.0f;
 
@@ -105,20 +99,6 @@ static const plane_variant_t k_planes[] = {
      axle_f32_avgpool2d__avx2_tmp_size, axle_f32_avgpool2d_plane__avx2, 1},
 };
 
-/* Averages: equal (infinities, NaN for NaN) or within a few ulp of the
- * magnitudes summed (inputs in [-1, 1]). */
-static void close_avg(const char* what, const float* got, const float* want, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    if (got[i] == want[i] || (isnan(got[i]) && isnan(want[i]))) continue;
-    if (fabs((double)got[i] - (double)want[i]) <= 1e-6 * (1.0 + fabs((double)want[i]))) continue;
-    fprintf(stderr, "\n%s: element %zu: got %.9g want %.9g\n", what, i, (double)got[i],
-            (double)want[i]);
-    CU_FAIL(what);
-    return;
-  }
-  CU_PASS(what);
-}
-
 /* Inputs with the values that need care: NaN (skipped), -inf (a window of
  * nothing else yields -inf), and ties. */
 static float* pool_input(size_t n) {
@@ -156,7 +136,7 @@ static int plane_case(const plane_variant_t* v, const axle_f32_pool_params_t* p)
            (long long)p->pad_end[2], (long long)p->out[1], (long long)p->out[2],
            (int)p->count_include_pad);
   if (v->average)
-    close_avg(what, y, want, out_n);
+    kt_close(what, y, want, out_n, 1e-6, 1e-6);
   else
     exact(what, y, want, out_n);
   check_guards(what, y, out_n);
@@ -171,7 +151,7 @@ static void plane_variant_all(const plane_variant_t* v) {
   if (axle_kernels_isa() < v->isa) {
     char why[96];
     snprintf(why, sizeof why, "no %s on this machine (or AXLE_KERNELS_ISA caps it)", v->name);
-    skip(why);
+    kt_skip(why);
     return;
   }
   /* Widths around one and two vectors of either ISA, at either stride. */
@@ -247,7 +227,7 @@ static void pool_dispatch(int average) {
           axle_f32_avgpool_scalar(&q, x, want);
           scratch = kt_scratch(axle_f32_avgpool_scratch_size(&q, threads));
           axle_f32_avgpool(&q, x, y, scratch, pp);
-          close_avg(what, y, want, out_n);
+          kt_close(what, y, want, out_n, 1e-6, 1e-6);
         } else {
           axle_f32_maxpool_scalar(p, x, want, NULL);
           scratch = kt_scratch(axle_f32_maxpool_scratch_size(p, threads));
@@ -353,7 +333,7 @@ static void global_variant_all(const global_variant_t* v) {
   if (axle_kernels_isa() < v->isa) {
     char why[96];
     snprintf(why, sizeof why, "no %s on this machine (or AXLE_KERNELS_ISA caps it)", v->name);
-    skip(why);
+    kt_skip(why);
     return;
   }
   static const size_t channels[] = {1, 3, 4, 8, 17};
