@@ -265,7 +265,7 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
 int axle_f32_conv_rows_supports(const axle_f32_conv_plan_t* plan) {
   const axle_f32_conv_params_t* p = &plan->p;
   return (plan->algo == AXLE_F32_CONV_GEMM || plan->algo == AXLE_F32_CONV_IM2COL) &&
-         !plan->transposed && p->groups == 1 && p->in[0] == 1 && p->out[0] == 1;
+         p->groups == 1 && p->in[0] == 1 && p->out[0] == 1;
 }
 
 /* The GEMM of output rows [r0, r1): the plan's GEMM over the pixels of
@@ -275,11 +275,11 @@ static void rows_gemm(const axle_f32_conv_plan_t* plan, const float* x, const fl
                       axle_f32_gemm_t* g) {
   const size_t w = (size_t)plan->p.out[2];
   group_gemm(plan, g);
-  g->n = (size_t)(r1 - r0) * w;
+  *(plan->transposed ? &g->m : &g->n) = (size_t)(r1 - r0) * w;
   g->ldc = ldc;
   bind_operands(plan, g, x, packed, ctx);
-  if (plan->algo == AXLE_F32_CONV_GEMM)
-    g->b.data = x + (size_t)r0 * w; /* a pointwise input's rows are its output's */
+  if (plan->algo == AXLE_F32_CONV_GEMM) /* a pointwise input's rows are its output's */
+    (plan->transposed ? &g->a : &g->b)->data = x + (size_t)r0 * w;
   ctx->col0 = (size_t)r0 * w;
   g->c = y;
 }

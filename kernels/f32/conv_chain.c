@@ -1,5 +1,7 @@
-/* Inverted-residual chain: pointwise expansion -> depthwise 3x3 ->
- * pointwise projection (MobileNetV2's block), run in bands of output rows.
+/* Inverted-residual chain: expansion -> depthwise 3x3 -> pointwise
+ * projection (MobileNetV2's block, where the expansion is pointwise, and its
+ * stem, where it is a 3x3 stride-2 convolution through im2col), run in
+ * bands of output rows.
  *
  * Why: run layer by layer, the expansion writes its whole output (4.8 MB
  * at 112x112x96) and the depthwise convolution reads it back; beyond the
@@ -59,6 +61,7 @@ static void pointwise(axle_f32_gemm_t* g, const axle_f32_conv_plan_t* plan, size
 /* The band walk's geometry, the same for sizing and running. */
 typedef struct chain_geom_t {
   int64_t cin, ce, co;  /* block input, expanded, output channels */
+  size_t x_plane;       /* floats per channel of the block's input */
   int64_t h, w, ho, wo; /* depthwise input and output sizes */
   int64_t s, pt;        /* depthwise stride and top padding */
   int64_t band, cap;    /* output rows per band; input rows the buffer holds */
@@ -71,6 +74,7 @@ static void chain_geom(const axle_f32_conv_chain_t* c, chain_geom_t* g) {
   const axle_f32_conv_params_t* d = &c->dw->p;
   memset(g, 0, sizeof *g);
   g->cin = c->expand->p.in_channels;
+  g->x_plane = (size_t)(c->expand->p.in[1] * c->expand->p.in[2]);
   g->ce = d->out_channels;
   g->co = c->project->p.out_channels;
   g->h = d->in[1];
@@ -112,7 +116,7 @@ void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band) {
   c->gemm_bytes = 0;
   chain_geom_t g;
   chain_geom(c, &g);
-  /* GEMM scratch for any band of either pointwise step: the size is not
+  /* GEMM scratch for any band of either step around the depthwise one: the size is not
    * monotonic in n (the column chunking changes), so every band height is
    * asked, once here rather than on every run. Only the operand kinds
    * matter, not the pointers. */
@@ -125,9 +129,7 @@ void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band) {
     if (bytes > most) most = bytes;
   }
   for (int64_t rows = 1; rows <= g.cap; ++rows) {
-    pointwise(&gm, c->expand, (size_t)g.ce, (size_t)(rows * g.w), (size_t)g.cin, c->packed[0],
-              c->packed[0], (size_t)(g.h * g.w), NULL, 0, NULL);
-    const size_t bytes = axle_f32_gemm_scratch_size(&gm, 1);
+    const size_t bytes = axle_f32_conv_rows_scratch_size(c->expand, rows);
     if (bytes > most) most = bytes;
   }
   c->gemm_bytes = most;
@@ -149,7 +151,7 @@ int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand, const axle_
       project->p.in_channels != d->out_channels || project->p.in[1] != d->out[1] ||
       project->p.in[2] != d->out[2])
     return 0;
-  if (!is_pointwise_gemm(expand) || expand->p.batch != d->batch ||
+  if (!axle_f32_conv_rows_supports(expand) || expand->p.batch != d->batch ||
       expand->p.out_channels != d->in_channels || expand->p.out[1] != d->in[1] ||
       expand->p.out[2] != d->in[2])
     return 0;
@@ -190,8 +192,8 @@ static void chain_task(void* arg, size_t task, uint32_t thread) {
   float* eb = (float*)mine;
   float* db = (float*)(mine + align64(g->e_bytes));
   void* gscratch = mine + align64(g->e_bytes) + align64(g->d_bytes);
-  const size_t plane_in = (size_t)(g->h * g->w), plane_out = (size_t)(g->ho * g->wo);
-  const float* x = r->x + (size_t)n * (size_t)g->cin * plane_in;
+  const size_t plane_out = (size_t)(g->ho * g->wo);
+  const float* x = r->x + (size_t)n * (size_t)g->cin * g->x_plane;
   float* y = r->y + (size_t)n * (size_t)g->co * plane_out;
   const float* res =
       c->ep[2].residual ? c->ep[2].residual + (size_t)n * (size_t)g->co * plane_out : NULL;
@@ -201,13 +203,8 @@ static void chain_task(void* arg, size_t task, uint32_t thread) {
     const int64_t i0 = o0 * g->s - g->pt, i1 = (o1 - 1) * g->s - g->pt + 3;
     const int64_t r0 = i0 < 0 ? 0 : i0, r1 = i1 > g->h ? g->h : i1;
     const int64_t keep = axle_band_keep_rows(eb, g->e_stride, g->ce, g->w, held0, held1, r0);
-    axle_f32_gemm_t gm;
-    if (r1 > r0 + keep) {
-      pointwise(&gm, c->expand, (size_t)g->ce, (size_t)((r1 - r0 - keep) * g->w), (size_t)g->cin,
-                c->packed[0], x + (size_t)(r0 + keep) * (size_t)g->w, plane_in,
-                eb + (size_t)(keep * g->w), g->e_stride, &c->ep[0]);
-      axle_f32_gemm(&gm, gscratch, NULL);
-    }
+    axle_f32_conv_rows(c->expand, x, c->packed[0], &c->ep[0], r0 + keep, r1,
+                       eb + (size_t)(keep * g->w), g->e_stride, gscratch);
     held0 = r0;
     held1 = r1;
     /* The band's rows as a plane of their own: top padding only where the
@@ -227,6 +224,7 @@ static void chain_task(void* arg, size_t task, uint32_t thread) {
       ep.residual = res + (size_t)(o0 * g->wo);
       ep.ldr = plane_out;
     }
+    axle_f32_gemm_t gm;
     pointwise(&gm, c->project, (size_t)g->co, (size_t)((o1 - o0) * g->wo), (size_t)g->ce,
               c->packed[2], db, g->d_stride, y + (size_t)(o0 * g->wo), plane_out, &ep);
     axle_f32_gemm(&gm, gscratch, NULL);

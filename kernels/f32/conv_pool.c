@@ -63,8 +63,9 @@ static int64_t band_for(const axle_f32_conv_plan_t* conv, const axle_f32_pool_pa
 int axle_f32_conv_pool_supports(const axle_f32_conv_plan_t* conv,
                                 const axle_f32_pool_params_t* pool) {
   const axle_f32_conv_params_t* p = &conv->p;
-  if (!axle_f32_conv_rows_supports(conv) || pool->channels != p->out_channels || pool->in[0] != 1 ||
-      pool->out[0] != 1 || pool->kernel[0] != 1 || pool->in[1] != p->out[1] ||
+  /* A transposed plan has few pixels: its output stays in cache anyway. */
+  if (!axle_f32_conv_rows_supports(conv) || conv->transposed || pool->channels != p->out_channels ||
+      pool->in[0] != 1 || pool->out[0] != 1 || pool->kernel[0] != 1 || pool->in[1] != p->out[1] ||
       pool->in[2] != p->out[2] || pool->dilation[1] != 1 || pool->dilation[2] != 1 ||
       pool->stride[1] < 1 || pool->pad[1] < 0 || pool->pad[1] >= pool->kernel[1] ||
       (pool->out[1] - 1) * pool->stride[1] - pool->pad[1] >= pool->in[1])

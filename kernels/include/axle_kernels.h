@@ -358,9 +358,9 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
                    const axle_parallel_t* par);
 
 /* A band of output rows, for steps that consume a convolution's output a
- * band at a time (conv_pool.c): rows [r0, r1) of one image x of a plan that
- * axle_f32_conv_rows_supports (GEMM or IM2COL, untransposed, one group,
- * 2-D), into y (row r0 first, channel planes y_stride floats apart), with
+ * band at a time (conv_pool.c, conv_chain.c): rows [r0, r1) of one image x
+ * of a plan that axle_f32_conv_rows_supports (GEMM or IM2COL, either
+ * orientation, one group, 2-D), into y (row r0 first, channel planes y_stride floats apart), with
  * ep as in axle_f32_conv (its residual, if any, laid out like y). Runs on
  * the calling thread; scratch: axle_f32_conv_rows_scratch_size(plan, r1 -
  * r0) bytes, 64-byte aligned. The values of axle_f32_conv up to the order
@@ -455,8 +455,10 @@ void axle_f32_dwconv_planes_3x3__avx512(const axle_f32_conv_params_t* p, size_t 
  * when no vector variant does). */
 axle_f32_dwconv_plane_fn axle_f32_dwconv_plane_kernel(const axle_f32_conv_params_t* p);
 
-/* Inverted-residual chain (conv_chain.c): expansion (1x1), depthwise 3x3
- * (channel multiplier 1, stride 1 or 2) and projection (1x1) run in bands
+/* Inverted-residual chain (conv_chain.c): expansion (1x1, or any
+ * convolution axle_f32_conv_rows takes, such as MobileNetV2's 3x3 stride-2
+ * stem), depthwise 3x3 (channel multiplier 1, stride 1 or 2) and
+ * projection (1x1) run in bands
  * of output rows, so that the expanded tensor and the depthwise output stay
  * in per-thread buffers of about half the L2 instead of making a round trip
  * through memory. The products per element are those of the three
@@ -483,9 +485,10 @@ typedef struct axle_f32_conv_chain_t {
  * before asking the scratch size. */
 void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band);
 
-/* Whether the three plans chain (shapes agree, the pointwise plans are
- * GEMMs of one group, the depthwise one is 2-D 3x3 with multiplier 1 and
- * stride 1 or 2) and the chain pays: the expanded tensor of one image is
+/* Whether the three plans chain (shapes agree, the expansion is one
+ * axle_f32_conv_rows takes, the projection a 1x1 GEMM of one group, the
+ * depthwise one is 2-D 3x3 with multiplier 1 and stride 1 or 2) and the
+ * chain pays: the expanded tensor of one image is
  * larger than half the L2 and at least 1 MiB, and bands get 4 rows or
  * more (the default of axle_f32_conv_chain_init). */
 int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand,

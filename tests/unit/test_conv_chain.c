@@ -4,8 +4,9 @@
  * stride 1 and 2, uneven paddings, maps not a multiple of the vector width,
  * residual or none, every band height from 1 (the band walk's row reuse and
  * edges) up to the whole image, 1-3 threads (row ranges that split bands),
- * batch 2, pointwise plans plain and transposed (few pixels), at every ISA
- * level the machine has. Plus which plans chain
+ * batch 2, pointwise plans plain and transposed (few pixels), expansions
+ * that are 3x3 convolutions (MobileNetV2's stem: im2col, stride 2, and
+ * transposed), at every ISA level the machine has. Plus which plans chain
  * (axle_f32_conv_chain_supports) and the band rule.
  */
 #include "kernel_test.h"
@@ -14,6 +15,7 @@ typedef struct chain_case_t {
   int64_t batch, cin, ce, co, h, w, stride;
   int64_t pt, pl, pb, pr; /* depthwise padding: top, left, bottom, right */
   int residual;
+  int64_t ek, es; /* expansion kernel side (1: pointwise) and stride, padding ek / 2 */
 } chain_case_t;
 
 static void stage_params(axle_f32_conv_params_t* p, int64_t batch, int64_t cin, int64_t cout,
@@ -55,18 +57,24 @@ typedef struct chain_fixture_t {
 static void fixture_make(const chain_case_t* t, chain_fixture_t* f) {
   static const int64_t no_pad[4] = {0, 0, 0, 0};
   const int64_t pad[4] = {t->pt, t->pl, t->pb, t->pr};
-  stage_params(&f->p[0], t->batch, t->cin, t->ce, 1, t->h, t->w, 1, 1, no_pad);
+  const int64_t ek = t->ek, es = t->es;
+  const int64_t e_pad[4] = {ek / 2, ek / 2, ek / 2, ek / 2};
+  /* An input the expansion maps onto h x w. */
+  const int64_t hin = t->h * es, win = t->w * es;
+  stage_params(&f->p[0], t->batch, t->cin, t->ce, 1, hin, win, ek, es, e_pad);
+  CU_ASSERT_FATAL(f->p[0].out[1] == t->h && f->p[0].out[2] == t->w);
   stage_params(&f->p[1], t->batch, t->ce, t->ce, t->ce, t->h, t->w, 3, t->stride, pad);
   stage_params(&f->p[2], t->batch, t->ce, t->co, 1, f->p[1].out[1], f->p[1].out[2], 1, 1, no_pad);
-  const int64_t ksize[3] = {t->cin, 9, t->ce};
+  const int64_t ksize[3] = {t->cin * ek * ek, 9, t->ce};
   for (int i = 0; i < 3; ++i) {
     axle_f32_conv_plan(&f->p[i], &f->plan[i]);
+    if (i == 0) CU_ASSERT_FATAL(axle_f32_conv_rows_supports(&f->plan[0]));
     f->w[i] = kt_array((size_t)(f->p[i].out_channels * ksize[i]));
     f->b[i] = kt_array((size_t)f->p[i].out_channels);
     f->packed[i] = kt_array(axle_f32_conv_packed_size(&f->plan[i]));
     axle_f32_conv_pack(&f->plan[i], f->w[i], f->packed[i]);
   }
-  const size_t in_n = (size_t)(t->batch * t->cin * t->h * t->w);
+  const size_t in_n = (size_t)(t->batch * t->cin * hin * win);
   const size_t mid_n = (size_t)(t->batch * t->ce * t->h * t->w);
   const size_t dw_n = (size_t)(t->batch * t->ce * f->p[1].out[1] * f->p[1].out[2]);
   f->out_n = (size_t)(t->batch * t->co * f->p[1].out[1] * f->p[1].out[2]);
@@ -143,22 +151,29 @@ static void run_case(const chain_case_t* t, chain_fixture_t* f, int64_t band, ui
 
 static const chain_case_t k_cases[] = {
     /* MobileNetV2-like: stride 1 with residual, stride 2 without. */
-    {1, 8, 48, 8, 21, 19, 1, 1, 1, 1, 1, 1},
-    {1, 8, 48, 12, 22, 35, 2, 1, 1, 1, 1, 0},
+    {1, 8, 48, 8, 21, 19, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 8, 48, 12, 22, 35, 2, 1, 1, 1, 1, 0, 1, 1},
     /* Odd stride-2 input, no left/top padding (the even load form). */
-    {1, 6, 32, 10, 17, 33, 2, 0, 0, 1, 1, 0},
+    {1, 6, 32, 10, 17, 33, 2, 0, 0, 1, 1, 0, 1, 1},
     /* Uneven padding, batch 2, a map narrower than a vector. */
-    {2, 5, 24, 5, 13, 9, 1, 2, 0, 0, 2, 1},
-    {2, 4, 20, 7, 15, 12, 2, 1, 2, 2, 0, 0},
+    {2, 5, 24, 5, 13, 9, 1, 2, 0, 0, 2, 1, 1, 1},
+    {2, 4, 20, 7, 15, 12, 2, 1, 2, 2, 0, 0, 1, 1},
     /* Few pixels: pointwise plans computed transposed. */
-    {1, 8, 40, 16, 9, 9, 2, 1, 1, 1, 1, 0},
-    {1, 8, 40, 8, 7, 7, 1, 1, 1, 1, 1, 1},
+    {1, 8, 40, 16, 9, 9, 2, 1, 1, 1, 1, 0, 1, 1},
+    {1, 8, 40, 8, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1},
+    /* 3x3 stride-2 expansions (im2col; at stride 1 Winograd plans, which
+     * do not chain): the stem (3 channels in), batch 2 with both strides
+     * and a residual, few pixels (computed transposed). */
+    {1, 3, 32, 16, 20, 24, 1, 1, 1, 1, 1, 0, 3, 2},
+    {2, 4, 24, 6, 11, 13, 2, 1, 1, 1, 1, 1, 3, 2},
+    {1, 6, 48, 6, 7, 7, 1, 1, 1, 1, 1, 1, 3, 2},
 };
 
 static void test_chain_matches_reference(void) {
   static const axle_isa_t isas[] = {AXLE_ISA_SCALAR, AXLE_ISA_AVX2_FMA, AXLE_ISA_AVX512};
   const axle_isa_t best = axle_kernels_set_isa(AXLE_ISA_AVX512);
   int transposed = 0; /* bit e + 2p: expansion e, projection p transposed */
+  int im2col = 0;     /* bit e: a 3x3 expansion, transposed e */
   for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ++ii) {
     if (isas[ii] > best) continue; /* not on this machine: the lower levels ran */
     axle_kernels_set_isa(isas[ii]);
@@ -167,6 +182,7 @@ static void test_chain_matches_reference(void) {
       chain_fixture_t f;
       fixture_make(t, &f);
       transposed |= 1 << (f.plan[0].transposed + 2 * f.plan[2].transposed);
+      if (f.plan[0].algo == AXLE_F32_CONV_IM2COL) im2col |= 1 << f.plan[0].transposed;
       const int64_t ho = f.p[1].out[1];
       for (int64_t band = 1; band <= ho; band = band < 5 ? band + 1 : band * 2)
         for (uint32_t threads = 1; threads <= 3; ++threads) run_case(t, &f, band, threads);
@@ -178,6 +194,7 @@ static void test_chain_matches_reference(void) {
   /* The cases cover pointwise plans in both orientations. */
   CU_ASSERT(transposed & 1);
   CU_ASSERT(transposed & 4);
+  CU_ASSERT_EQUAL(im2col, 3);
 }
 
 static void test_chain_supports(void) {
@@ -185,7 +202,7 @@ static void test_chain_supports(void) {
   /* With the 2 MB L2 main() sets: 96 x 56 x 56 floats expanded (1.2 MB)
    * chain, in bands of 16 rows (19 fit); a 14x14 block (75 KB) does not. */
   CU_ASSERT_EQUAL(axle_kernels_l2_bytes(), 2097152);
-  const chain_case_t big = {1, 16, 96, 24, 56, 56, 2, 1, 1, 1, 1, 0};
+  const chain_case_t big = {1, 16, 96, 24, 56, 56, 2, 1, 1, 1, 1, 0, 1, 1};
   fixture_make(&big, &f);
   axle_f32_conv_chain_t c;
   chain_of(&f, &c);
@@ -223,9 +240,21 @@ static void test_chain_supports(void) {
   if (band >= 4) CU_ASSERT(band % 4 == 0);
   if (band > 1) CU_ASSERT((size_t)(96 * ((band - 1) * 2 + 3) * 56 + 96 * band * 28) * 4 <= half);
   fixture_free(&f);
-  const chain_case_t small = {1, 16, 96, 24, 14, 14, 1, 1, 1, 1, 1, 1};
+  const chain_case_t small = {1, 16, 96, 24, 14, 14, 1, 1, 1, 1, 1, 1, 1, 1};
   fixture_make(&small, &f);
   CU_ASSERT(!axle_f32_conv_chain_supports(&f.plan[0], &f.plan[1], &f.plan[2]));
+  fixture_free(&f);
+  /* MobileNetV2's stem (3 -> 32, 3x3 stride 2, to 112x112: 1.6 MB) chains;
+   * with the expansion grouped it does not (no GEMM over all channels). */
+  const chain_case_t stem = {1, 3, 32, 16, 112, 112, 1, 1, 1, 1, 1, 0, 3, 2};
+  fixture_make(&stem, &f);
+  CU_ASSERT_EQUAL(f.plan[0].algo, AXLE_F32_CONV_IM2COL);
+  CU_ASSERT(axle_f32_conv_chain_supports(&f.plan[0], &f.plan[1], &f.plan[2]));
+  q = f.p[0];
+  q.in_channels = 32;
+  q.groups = 2;
+  axle_f32_conv_plan(&q, &bad);
+  CU_ASSERT(!axle_f32_conv_chain_supports(&bad, &f.plan[1], &f.plan[2]));
   fixture_free(&f);
 }
 

@@ -185,7 +185,7 @@ static void test_supports(void) {
   q = f.pool;
   q.channels = 32;
   CU_ASSERT(!axle_f32_conv_pool_supports(&f.plan, &q));
-  /* A transposed (few-pixel) or grouped plan is no band GEMM. */
+  /* Nor a transposed (few-pixel) plan, whose output stays in cache anyway. */
   axle_f32_conv_plan_t bad = f.plan;
   bad.transposed = 1;
   CU_ASSERT(!axle_f32_conv_pool_supports(&bad, &f.pool));
