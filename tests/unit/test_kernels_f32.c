@@ -867,12 +867,13 @@ static void test_dwconv_variants(void) {
 }
 
 static void test_dwconv_planes(void) {
-  /* Every plane from 1x1 to 20x20 and the widths around two 16-lane
-   * vectors, stride 1 and 2; padding 1 on both sides (the flat stride-1
-   * walk, also as 2 + 0 and 0 + 2), none, uneven and wider than the
-   * kernel (row by row); with and without a NaN in the input. */
-  static const int64_t widths[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
-                                   13, 14, 15, 16, 17, 18, 19, 20, 31, 32, 33};
+  /* Every plane from 1x1 to 20x20 and the widths around two and three
+   * 16-lane vectors, stride 1 and 2; padding 1 on both sides (the flat
+   * stride-1 walk, and from 32 wide the AVX-512 slide; also as 2 + 0 and
+   * 0 + 2), none, uneven and wider than the kernel (row by row); with and
+   * without a NaN in the input. */
+  static const int64_t widths[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13,
+                                   14, 15, 16, 17, 18, 19, 20, 31, 32, 33, 47, 48, 49};
   static const int64_t pads[][2] = {{1, 1}, {2, 0}, {0, 2}, {0, 0}, {1, 0}, {2, 2}};
   for (size_t vi = 0; vi < sizeof k_dw_variants / sizeof k_dw_variants[0]; ++vi) {
     if (!k_dw_variants[vi].available()) {
