@@ -116,10 +116,10 @@ void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band) {
   c->gemm_bytes = 0;
   chain_geom_t g;
   chain_geom(c, &g);
-  /* GEMM scratch for any band of either step around the depthwise one: the size is not
-   * monotonic in n (the column chunking changes), so every band height is
-   * asked, once here rather than on every run. Only the operand kinds
-   * matter, not the pointers. */
+  /* GEMM scratch for any band of the steps before and after the depthwise
+   * one: the size is not monotonic in n (the column chunking changes), so
+   * every band height is asked, once here rather than on every run. Only
+   * the operand kinds matter, not the pointers. */
   axle_f32_gemm_t gm;
   size_t most = 0;
   for (int64_t rows = 1; rows <= g.band; ++rows) {

@@ -381,8 +381,9 @@ AXLE_AVX512 static AXLE_INLINE void slide_row(const dw_plane_t* d, const dw_taps
  * loads bounded the flat walk above at ~18 cycles per 16 outputs on
  * Sapphire Rapids. With the shifts: a 112x112 plane in L2 5.5 -> 3.6 ns
  * per 16 outputs, 32 such planes from memory 1.3x, 56x56 planes 1.17x
- * faster than the flat walk over several planes. Padding needs no tests in the loop: a row outside the plane, the
- * group before the first and the lanes past the row's end load as zeros. */
+ * faster than the flat walk over several planes. Padding needs no tests
+ * in the loop: a row outside the plane, the group before the first and the
+ * lanes past the row's end load as zeros. */
 AXLE_AVX512 static void plane_s1_slide(const dw_plane_t* d, const axle_f32_conv_params_t* p,
                                        const float* x, const float* residual, float* y) {
   const int64_t ih = p->in[1], w = p->in[2], oh = p->out[1], pt = p->pad[1];
@@ -416,8 +417,8 @@ AXLE_AVX512 static void plane_s1_slide(const dw_plane_t* d, const axle_f32_conv_
  * as the input, rows of two vectors or more. Narrower rows leave the slide
  * partial vectors and a row's setup per vector or two: the flat walk, which
  * fills whole vectors across rows with masks shared by a call's planes, was
- * as fast at 28x28 and 1.25x faster at 14x14 (1.17x slower at 56x56, and
- * 1.3-1.55x at 112x112 plane by plane). */
+ * as fast at 28x28 and 1.25x faster at 14x14, where the slide was 1.17x
+ * faster at 56x56 and 1.3-1.55x at 112x112. */
 static int slides(const axle_f32_conv_params_t* p) {
   return p->stride[2] == 1 && p->pad[2] == 1 && p->out[2] == p->in[2] && p->in[2] >= 32;
 }
