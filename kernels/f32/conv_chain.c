@@ -155,6 +155,10 @@ int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand, const axle_
       expand->p.out_channels != d->in_channels || expand->p.out[1] != d->in[1] ||
       expand->p.out[2] != d->in[2])
     return 0;
+  /* An im2col expansion (MobileNetV2's stem) paid only with AVX-512: the
+   * three layers 481-514 us chained against 533-553 apart, where capped at
+   * AVX2 they took 766-856 against 745-757 (1 thread, in the network). */
+  if (expand->algo != AXLE_F32_CONV_GEMM && axle_kernels_isa() < AXLE_ISA_AVX512) return 0;
   /* Worth it only where measured to pay (2 MB L2): the expanded tensor of
    * one image past half the L2 and at least 1 MiB (at 28x28x192, 600 KB,
    * the chain was 1.15-1.2x the three layers), and bands of at least 4

@@ -486,7 +486,8 @@ typedef struct axle_f32_conv_chain_t {
 void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band);
 
 /* Whether the three plans chain (shapes agree, the expansion is one
- * axle_f32_conv_rows takes, the projection a 1x1 GEMM of one group, the
+ * axle_f32_conv_rows takes, through im2col only while dispatch is at
+ * AVX-512 or above, the projection a 1x1 GEMM of one group, the
  * depthwise one is 2-D 3x3 with multiplier 1 and stride 1 or 2) and the
  * chain pays: the expanded tensor of one image is
  * larger than half the L2 and at least 1 MiB, and bands get 4 rows or
