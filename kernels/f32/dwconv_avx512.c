@@ -629,24 +629,19 @@ AXLE_AVX512 void axle_f32_dwconv_planes_3x3__avx512(const axle_f32_conv_params_t
   d.hi = _mm512_set1_ps(ep->max);
   d.alpha = _mm512_set1_ps(ep->leaky_alpha);
   d.leaky = ep->leaky;
-  if (s == 2 && ow <= 8) {
-    /* Two rows per vector: as fast as the split into quarters on 14x14
-     * planes, and they take any padding. */
-    for (size_t i = 0; i < planes; ++i) {
-      for (int k = 0; k < 9; ++k) d.w[k] = _mm512_set1_ps(w[9 * i + k]);
-      d.bias = _mm512_set1_ps(bias ? bias[i] : 0.0f);
-      plane_s2_narrow(&d, p, x + i * in_vol, residual ? residual + i * out_vol : NULL,
-                      y + i * out_vol);
-    }
-    return;
-  }
-  if (slides(p)) {
+  /* Planes one by one: two rows per vector at stride 2 with rows of at
+   * most 8 (as fast as the split into quarters on 14x14 planes, and they
+   * take any padding), and the slide where it takes the plane. */
+  void (*const per_plane)(const dw_plane_t*, const axle_f32_conv_params_t*, const float*,
+                          const float*, float*) = s == 2 && ow <= 8 ? plane_s2_narrow
+                                                  : slides(p)       ? plane_s1_slide
+                                                                    : NULL;
+  if (per_plane) {
     d.tail = lanes_inside(0, ow - (ow - 1) / 16 * 16);
     for (size_t i = 0; i < planes; ++i) {
       for (int k = 0; k < 9; ++k) d.w[k] = _mm512_set1_ps(w[9 * i + k]);
       d.bias = _mm512_set1_ps(bias ? bias[i] : 0.0f);
-      plane_s1_slide(&d, p, x + i * in_vol, residual ? residual + i * out_vol : NULL,
-                     y + i * out_vol);
+      per_plane(&d, p, x + i * in_vol, residual ? residual + i * out_vol : NULL, y + i * out_vol);
     }
     return;
   }
