@@ -150,8 +150,10 @@ static void run_case(const chain_case_t* t, chain_fixture_t* f, int64_t band, ui
 }
 
 static const chain_case_t k_cases[] = {
-    /* MobileNetV2-like: stride 1 with residual, stride 2 without. */
+    /* MobileNetV2-like: stride 1 with residual (also with rows of 40, which
+     * the AVX-512 depthwise kernel slides along), stride 2 without. */
     {1, 8, 48, 8, 21, 19, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 8, 32, 8, 13, 40, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 8, 48, 12, 22, 35, 2, 1, 1, 1, 1, 0, 1, 1},
     /* Odd stride-2 input, no left/top padding (the even load form). */
     {1, 6, 32, 10, 17, 33, 2, 0, 0, 1, 1, 0, 1, 1},
