@@ -288,6 +288,42 @@ def test_inverted_residual_chains_match_ort(model_dir, tmp_path, threads):
     assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), CHAIN_ENV)
 
 
+def build_stem_chain():
+    """MobileNetV2's stem on a batch of 2: a 3x3 stride-2 Conv (3 -> 64, to
+    64x64: 1 MiB, the least a chain takes), its depthwise layer and the
+    projection, which chain with an im2col expansion."""
+    g = GraphBuilder(seed=20261126)
+    x = g.relu6(g.bn(g.conv("input", 3, 64, 3, stride=2), 64))
+    x = g.relu6(g.bn(g.conv(x, 64, 64, 3, group=64), 64))
+    y = g.bn(g.conv(x, 64, 16, 1), 16)
+    return g.model("stem_chain", "input", [2, 3, 128, 128], y, [2, 16, 64, 64])
+
+
+def dispatches_avx512():
+    """Whether the kernels dispatch at AVX-512 here (the CPU has it and
+    AXLE_KERNELS_ISA does not cap it)."""
+    if os.environ.get("AXLE_KERNELS_ISA") in ("scalar", "avx2"):
+        return False
+    try:
+        with open("/proc/cpuinfo") as f:
+            return re.search(r"^flags\s*:.*\bavx512f\b", f.read(), re.M) is not None
+    except OSError:
+        return False
+
+
+@needs_cli
+@pytest.mark.parametrize("threads", [1, 2])
+def test_stem_chain_matches_ort(model_dir, tmp_path, threads):
+    path = built_model(model_dir, "stem_chain", build_stem_chain)
+    info = run_cli("info", path, "--optimized", "--threads", threads, env=CHAIN_ENV)
+    assert info.returncode == 0, info.stderr
+    chained = re.findall(r"^\s+(\S+) ConvChain ", info.stdout, re.M)
+    # An im2col expansion chains only at AVX-512 (kernels/f32/conv_chain.c).
+    assert chained == (["conv1"] if dispatches_avx512() else []), info.stdout
+    x = np.random.default_rng(13).normal(0.0, 1.0, (2, 3, 128, 128)).astype(np.float32)
+    assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), CHAIN_ENV)
+
+
 def build_inverted_residuals_with_taps():
     """The blocks above with two tensors inside chains also read from
     outside: the first block's expanded tensor is a graph output, and the
