@@ -455,6 +455,33 @@ void axle_f32_dwconv_planes_3x3__avx512(const axle_f32_conv_params_t* p, size_t 
  * when no vector variant does). */
 axle_f32_dwconv_plane_fn axle_f32_dwconv_plane_kernel(const axle_f32_conv_params_t* p);
 
+/* Depthwise convolution over one channels-last image (dwconv_nhwc.c):
+ * x [in h][in w][C], y [out h][out w][C], C = p->in_channels =
+ * p->out_channels = p->groups (multiplier 1), 2-D (in[0] = out[0] = 1),
+ * any stride and padding (the _supports test). Computes output rows [oy0,
+ * oy1) of channels [c0, c1); w is tap-major, [kernel h * kernel w][C] (the
+ * weights of a depthwise plan made channels-last, see
+ * axle_f32_conv_plan_channels_last); ep: bias per channel and the
+ * activation, its residual unused. Per output, the taps' sum, then bias
+ * and activation, as the plane kernels. Needs no scratch; calls on
+ * disjoint (row, channel) ranges may run concurrently on the same x, w
+ * and y. The vector variants take 3x3 kernels with dilation 1. */
+typedef void (*axle_f32_dwconv_nhwc_fn)(const axle_f32_conv_params_t* p, const float* x,
+                                        const float* w, const axle_f32_epilogue_t* ep, int64_t oy0,
+                                        int64_t oy1, int64_t c0, int64_t c1, float* y);
+int axle_f32_dwconv_nhwc_supports(const axle_f32_conv_params_t* p);
+void axle_f32_dwconv_nhwc__scalar(const axle_f32_conv_params_t* p, const float* x, const float* w,
+                                  const axle_f32_epilogue_t* ep, int64_t oy0, int64_t oy1,
+                                  int64_t c0, int64_t c1, float* y);
+void axle_f32_dwconv_nhwc_3x3__avx2_fma(const axle_f32_conv_params_t* p, const float* x,
+                                        const float* w, const axle_f32_epilogue_t* ep, int64_t oy0,
+                                        int64_t oy1, int64_t c0, int64_t c1, float* y);
+void axle_f32_dwconv_nhwc_3x3__avx512(const axle_f32_conv_params_t* p, const float* x,
+                                      const float* w, const axle_f32_epilogue_t* ep, int64_t oy0,
+                                      int64_t oy1, int64_t c0, int64_t c1, float* y);
+/* The variant for axle_kernels_isa() that takes p. */
+axle_f32_dwconv_nhwc_fn axle_f32_dwconv_nhwc_kernel(const axle_f32_conv_params_t* p);
+
 /* Inverted-residual chain (conv_chain.c): expansion (1x1, or any
  * convolution axle_f32_conv_rows takes, such as MobileNetV2's 3x3 stride-2
  * stem), depthwise 3x3 (channel multiplier 1, stride 1 or 2) and
