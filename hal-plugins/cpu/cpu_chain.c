@@ -41,8 +41,10 @@ static int32_t next_conv(const cpu_fuse_ctx_t* c, const cpu_group_t* unit) {
   return n->input_count > 0 && n->inputs[0] == unit->output ? pos : -1;
 }
 
-/* Whether the kernels chain these Convs (geometry from the nodes). */
-static int kernels_chain(const axle_hal_graph_t* g, const axle_hal_node_t* const conv[3]) {
+/* Whether the kernels chain these Convs (geometry from the nodes) on
+ * `threads` threads. */
+static int kernels_chain(const axle_hal_graph_t* g, const axle_hal_node_t* const conv[3],
+                         uint32_t threads) {
   axle_f32_conv_plan_t plan[3];
   for (int i = 0; i < 3; ++i) {
     axle_f32_conv_params_t k;
@@ -50,7 +52,7 @@ static int kernels_chain(const axle_hal_graph_t* g, const axle_hal_node_t* const
     if (cpu_conv_geometry(g, conv[i], &k, err, sizeof err) != AXLE_HAL_OK) return 0;
     axle_f32_conv_plan(&k, &plan[i]);
   }
-  return axle_f32_conv_chain_supports(&plan[0], &plan[1], &plan[2]);
+  return axle_f32_conv_chain_mode(&plan[0], &plan[1], &plan[2], threads) != AXLE_F32_CHAIN_NONE;
 }
 
 /* The chain whose expansion Conv is at pos, into grp; used[i]: the group
@@ -68,7 +70,8 @@ static int chain_at(const cpu_fuse_ctx_t* c, const cpu_fuse_result_t* out,
   }
   const axle_hal_node_t* conv[3];
   for (int i = 0; i < 3; ++i) conv[i] = &c->g->nodes[c->sg->nodes[unit[i].members[0]]];
-  if (!cpu_fuse_may_delay(c, out->internal, pos, unit[2].position) || !kernels_chain(c->g, conv))
+  if (!cpu_fuse_may_delay(c, out->internal, pos, unit[2].position) ||
+      !kernels_chain(c->g, conv, c->threads))
     return 0;
   memset(grp, 0, sizeof *grp);
   grp->kind = CPU_GROUP_CHAIN;
@@ -259,12 +262,17 @@ int32_t cpu_chain_prepare(const axle_hal_host_t* host, cpu_step_t* step, const c
     const int32_t st = cpu_conv_geometry(g, ch->conv[i], &k, err, sizeof err);
     if (st != AXLE_HAL_OK) return chain_fail(host, ch->conv[i], st, err);
     axle_f32_conv_plan(&k, &plan[i]);
+  }
+  const int mode =
+      axle_f32_conv_chain_mode(&plan[0], &plan[1], &plan[2], step->threads ? step->threads : 1);
+  if (mode == AXLE_F32_CHAIN_NONE)
+    return chain_fail(host, ch->conv[0], AXLE_HAL_INTERNAL,
+                      "planned as a convolution chain the kernels do not take");
+  for (int i = 0; i < 3; ++i) {
+    if (mode == AXLE_F32_CHAIN_CHANNELS_LAST) axle_f32_conv_plan_channels_last(&plan[i]);
     floats[i] = round16(cpu_conv_stage_floats(g, ch->conv[i], &ch->stage[i], &plan[i]));
     total += floats[i];
   }
-  if (!axle_f32_conv_chain_supports(&plan[0], &plan[1], &plan[2]))
-    return chain_fail(host, ch->conv[0], AXLE_HAL_INTERNAL,
-                      "planned as a convolution chain the kernels do not take");
   float* tail = NULL;
   chain_params_t* p = cpu_params_alloc_packed(step, sizeof *p, total, &tail);
   if (!p) return chain_fail(host, ch->conv[0], AXLE_HAL_OUT_OF_MEMORY, "out of memory");
@@ -279,6 +287,7 @@ int32_t cpu_chain_prepare(const axle_hal_host_t* host, cpu_step_t* step, const c
   p->chain.expand = &p->plan[0];
   p->chain.dw = &p->plan[1];
   p->chain.project = &p->plan[2];
+  p->chain.channels_last = mode == AXLE_F32_CHAIN_CHANNELS_LAST;
   axle_f32_conv_chain_init(&p->chain, 0);
   step->scratch_bytes =
       axle_f32_conv_chain_scratch_size(&p->chain, step->threads ? step->threads : 1);

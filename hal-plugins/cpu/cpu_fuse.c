@@ -209,10 +209,11 @@ static void grow_group(const cpu_fuse_ctx_t* c, const uint8_t* internal, const i
   }
 }
 
-int32_t cpu_fuse_plan(const axle_hal_subgraph_t* sg, int keep_intermediates, cpu_fuse_result_t* out) {
+int32_t cpu_fuse_plan(const axle_hal_subgraph_t* sg, int keep_intermediates, uint32_t threads,
+                      cpu_fuse_result_t* out) {
   memset(out, 0, sizeof *out);
   const axle_hal_graph_t* g = sg->graph;
-  cpu_fuse_ctx_t c = {sg, g, NULL, NULL, NULL, NULL, NULL};
+  cpu_fuse_ctx_t c = {sg, g, NULL, NULL, NULL, NULL, NULL, threads};
   c.uses = calloc(g->tensor_count + 1, sizeof *c.uses);
   c.consumer = calloc(g->tensor_count + 1, sizeof *c.consumer);
   c.writer_pos = malloc((g->tensor_count + 1) * sizeof *c.writer_pos);

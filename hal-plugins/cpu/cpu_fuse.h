@@ -101,9 +101,10 @@ typedef struct cpu_fuse_result_t {
   uint8_t* internal; /* per graph tensor: lives only inside this partition */
 } cpu_fuse_result_t;
 
-/* Plans the fusions of sg. Allocates with malloc; cpu_fuse_free releases.
- * Returns AXLE_HAL_OK or AXLE_HAL_OUT_OF_MEMORY. */
-int32_t cpu_fuse_plan(const axle_hal_subgraph_t* sg, int keep_intermediates,
+/* Plans the fusions of sg for a program that runs on `threads` threads
+ * (some chains pay only at some counts). Allocates with malloc;
+ * cpu_fuse_free releases. Returns AXLE_HAL_OK or AXLE_HAL_OUT_OF_MEMORY. */
+int32_t cpu_fuse_plan(const axle_hal_subgraph_t* sg, int keep_intermediates, uint32_t threads,
                       cpu_fuse_result_t* out);
 void cpu_fuse_free(cpu_fuse_result_t* r);
 
@@ -117,6 +118,7 @@ typedef struct cpu_fuse_ctx_t {
   int32_t* position;     /* per graph node: subgraph position or -1 */
   int32_t* writer_pos;   /* per tensor: position of the node writing it, or -1 */
   int32_t* location;     /* per tensor: index into sg->locations, or -1 */
+  uint32_t threads;      /* the program's thread count */
 } cpu_fuse_ctx_t;
 
 /* Whether n is op in the default domain. */

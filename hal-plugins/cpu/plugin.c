@@ -643,7 +643,7 @@ static int32_t cpu_compile(axle_hal_device_t* device, const axle_hal_subgraph_t*
   cpu_fuse_result_t fuse;
   const int keep = options && CPU_COVERS(options, axle_hal_compile_options_t, flags) &&
                    (options->flags & AXLE_HAL_COMPILE_KEEP_INTERMEDIATES);
-  if (cpu_fuse_plan(sg, keep, &fuse) != AXLE_HAL_OK)
+  if (cpu_fuse_plan(sg, keep, threads, &fuse) != AXLE_HAL_OK)
     return cpu_fail(host, AXLE_HAL_OUT_OF_MEMORY, "compile: out of memory");
 
   /* Count steps and operands of the fused program. */

@@ -59,6 +59,15 @@ void axle_f32_conv_plan(const axle_f32_conv_params_t* p, axle_f32_conv_plan_t* p
                                         : axle_f32_gemm_packed_a_size(plan->m, plan->k);
 }
 
+void axle_f32_conv_plan_channels_last(axle_f32_conv_plan_t* plan) {
+  if (plan->algo == AXLE_F32_CONV_GEMM) {
+    plan->transposed = 1;
+    plan->group_floats = axle_f32_gemm_packed_b_size(plan->k, plan->m);
+  } else if (plan->algo == AXLE_F32_CONV_DEPTHWISE && plan->m == 1) {
+    plan->transposed = 1;
+  }
+}
+
 size_t axle_f32_conv_packed_size(const axle_f32_conv_plan_t* plan) {
   return plan->group_floats * (size_t)plan->p.groups;
 }
@@ -67,6 +76,13 @@ void axle_f32_conv_pack(const axle_f32_conv_plan_t* plan, const float* w, float*
   const size_t m = plan->m, k = plan->k;
   if (plan->algo == AXLE_F32_CONV_WINOGRAD) {
     axle_f32_conv_winograd_pack(&plan->p, plan->wino_tile, w, packed);
+    return;
+  }
+  if (plan->algo == AXLE_F32_CONV_DEPTHWISE && plan->transposed) {
+    /* Channels-last: tap-major, [kernel volume][channels]. */
+    const size_t channels = (size_t)plan->p.groups;
+    for (size_t c = 0; c < channels; ++c)
+      for (size_t t = 0; t < k; ++t) packed[t * channels + c] = w[c * k + t];
     return;
   }
   for (int64_t g = 0; g < plan->p.groups; ++g) {

@@ -111,6 +111,11 @@ static int64_t band_for(const axle_f32_conv_plan_t* dw) {
 
 void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band) {
   const int64_t ho = c->dw->p.out[1];
+  if (c->channels_last) {
+    c->band = ho;
+    c->gemm_bytes = 0;
+    return;
+  }
   if (band < 1) band = band_for(c->dw);
   c->band = band > ho ? ho : band;
   c->gemm_bytes = 0;
@@ -139,8 +144,11 @@ static int is_pointwise_gemm(const axle_f32_conv_plan_t* p) {
   return p->algo == AXLE_F32_CONV_GEMM && p->p.groups == 1 && p->p.in[0] == 1 && p->p.out[0] == 1;
 }
 
-int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand, const axle_f32_conv_plan_t* dw,
-                                 const axle_f32_conv_plan_t* project) {
+/* The shapes agree and each stage is of a kind the chain runs: the
+ * expansion one axle_f32_conv_rows takes, the depthwise stage 2-D 3x3 of
+ * multiplier 1 at stride 1 or 2, the projection pointwise. */
+static int chain_shapes(const axle_f32_conv_plan_t* expand, const axle_f32_conv_plan_t* dw,
+                        const axle_f32_conv_plan_t* project) {
   const axle_f32_conv_params_t* d = &dw->p;
   if (dw->algo != AXLE_F32_CONV_DEPTHWISE || dw->m != 1 || d->in[0] != 1 || d->out[0] != 1 ||
       d->kernel[1] != 3 || d->kernel[2] != 3 || d->dilation[1] != 1 || d->dilation[2] != 1 ||
@@ -155,6 +163,13 @@ int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand, const axle_
       expand->p.out_channels != d->in_channels || expand->p.out[1] != d->in[1] ||
       expand->p.out[2] != d->in[2])
     return 0;
+  return 1;
+}
+
+int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand, const axle_f32_conv_plan_t* dw,
+                                 const axle_f32_conv_plan_t* project) {
+  if (!chain_shapes(expand, dw, project)) return 0;
+  const axle_f32_conv_params_t* d = &dw->p;
   /* An im2col expansion (MobileNetV2's stem) paid only with AVX-512: the
    * three layers 481-514 us chained against 533-553 apart, where capped at
    * AVX2 they took 766-856 against 745-757 (1 thread, in the network). */
@@ -169,10 +184,145 @@ int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand, const axle_
          band_for(dw) >= 4;
 }
 
+int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_conv_plan_t* dw,
+                             const axle_f32_conv_plan_t* project, uint32_t threads) {
+  if (axle_f32_conv_chain_supports(expand, dw, project)) return AXLE_F32_CHAIN_BANDS;
+  /* Channels-last on one thread, where the expanded map has fewer pixels
+   * than channels (14x14 and 7x7 in MobileNetV2). At 28x28 x 192 the
+   * block ran 2-5 % slower, the projection's packing of its channels-last
+   * input outweighing the depthwise gain. On 2 threads the 14x14 blocks
+   * ran 15-30 % slower than the three layers (per 384-channel block,
+   * expansion / depthwise / projection: 42 / 28 / 59 us against 42 / 19 /
+   * 39): the projection packs its input per K share, and the depthwise
+   * stage, 2x the 1-thread kernel speed with its data in cache, took
+   * longer than that on the buffers as the other stages leave them. */
+  const size_t pixels = (size_t)(dw->p.in[1] * dw->p.in[2]);
+  if (threads == 1 && chain_shapes(expand, dw, project) && is_pointwise_gemm(expand) &&
+      pixels < (size_t)dw->p.in_channels && axle_kernels_isa() >= AXLE_ISA_AVX2_FMA)
+    return AXLE_F32_CHAIN_CHANNELS_LAST;
+  return AXLE_F32_CHAIN_NONE;
+}
+
+/* ---- channels-last: whole images, stage by stage ------------------------
+ *
+ * For the maps too small for bands to pay (the expanded tensor within half
+ * the L2), the stages run one after the other over the whole image, each
+ * on all threads, with the intermediates channels-last: the expansion
+ * writes [pixels][channels] (its bias, one per stored column there, goes
+ * in as a residual row broadcast with ldr = 0), the depthwise stage reads
+ * and writes that layout (one load per tap for 16 channels,
+ * dwconv_nhwc.c), and the projection reads it and writes the NCHW output.
+ * Both GEMMs put the pixels on the tile's rows: so the expanded rows are
+ * stored whole, and the projection's packing of its input (a transpose)
+ * costs less than reading it as B would (1 thread, in the network, per
+ * 14x14 block with 384 channels: expansion 68 against 90 us, projection 78
+ * against 87). */
+
+/* The GEMM of the expansion (stage 0) or projection (stage 2) of one image,
+ * with the pixels on the tile's rows (the plans made channels-last): the
+ * expansion reads the NCHW input as A = X^T and writes the channels-last
+ * buffer row by row; the projection reads that buffer as a row-major A
+ * and stores its tiles transposed into the NCHW output. ep: its epilogue,
+ * to be filled by the caller. */
+static void cl_gemm(const axle_f32_conv_chain_t* c, int stage, const float* in, float* out,
+                    const axle_f32_epilogue_t* ep, axle_f32_gemm_t* g) {
+  const axle_f32_conv_plan_t* plan = stage == 0 ? c->expand : c->project;
+  memset(g, 0, sizeof *g);
+  g->alpha = 1.0f;
+  g->m = plan->n;
+  g->n = plan->m;
+  g->k = plan->k;
+  g->ep = ep;
+  g->a.data = in;
+  g->a.rs = stage == 0 ? 1 : plan->k;
+  g->a.cs = stage == 0 ? plan->n : 1;
+  g->b.packed = c->packed[stage];
+  g->c = out;
+  g->c_transposed = stage != 0;
+  g->ldc = stage == 0 ? plan->m : plan->n;
+}
+
+typedef struct cl_layout_t {
+  size_t e_bytes, d_bytes, gemm_bytes;
+} cl_layout_t;
+
+static void cl_layout(const axle_f32_conv_chain_t* c, uint32_t threads, cl_layout_t* l) {
+  const axle_f32_conv_params_t* d = &c->dw->p;
+  l->e_bytes = align64(sizeof(float) * (size_t)(d->in[1] * d->in[2] * d->in_channels));
+  l->d_bytes = align64(sizeof(float) * (size_t)(d->out[1] * d->out[2] * d->out_channels));
+  axle_f32_gemm_t g;
+  cl_gemm(c, 0, NULL, NULL, NULL, &g);
+  l->gemm_bytes = axle_f32_gemm_scratch_size(&g, threads);
+  cl_gemm(c, 2, NULL, NULL, NULL, &g);
+  const size_t b = axle_f32_gemm_scratch_size(&g, threads);
+  if (b > l->gemm_bytes) l->gemm_bytes = b;
+}
+
+typedef struct cl_dw_t {
+  const axle_f32_conv_chain_t* c;
+  axle_f32_dwconv_nhwc_fn fn;
+  const float* e;
+  float* d;
+  size_t tasks;
+} cl_dw_t;
+
+/* Task t of T takes channels [C t / T, C (t + 1) / T): the share of the
+ * expanded channels the expansion GEMM's column chunks gave thread t (one
+ * contiguous run of 16-column panels each), and the share of K the
+ * projection's K split gives it (axle_f32_gemm's k_split_pays holds for
+ * these maps), so each thread reads what it has just written itself. */
+static void cl_dw_task(void* arg, size_t task, uint32_t thread) {
+  (void)thread;
+  const cl_dw_t* r = arg;
+  const axle_f32_conv_params_t* p = &r->c->dw->p;
+  const int64_t c0 = p->out_channels * (int64_t)task / (int64_t)r->tasks;
+  const int64_t c1 = p->out_channels * (int64_t)(task + 1) / (int64_t)r->tasks;
+  r->fn(p, r->e, r->c->packed[1], &r->c->ep[1], 0, p->out[1], c0, c1, r->d);
+}
+
+static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, float* y,
+                                void* scratch, const axle_parallel_t* par) {
+  const axle_f32_conv_params_t* d = &c->dw->p;
+  cl_layout_t l;
+  cl_layout(c, axle_parallel_threads(par), &l);
+  float* e = scratch;
+  float* dbuf = (float*)((char*)scratch + l.e_bytes);
+  void* gscratch = (char*)scratch + l.e_bytes + l.d_bytes;
+  const size_t x_image = (size_t)(c->expand->p.in_channels * d->in[1] * d->in[2]);
+  const size_t y_plane = (size_t)(d->out[1] * d->out[2]);
+  const size_t y_image = (size_t)c->project->p.out_channels * y_plane;
+  /* The expansion's bias goes with the channels, which are its stored
+   * columns: as a residual row added to every pixel. */
+  axle_f32_epilogue_t ep0 = c->ep[0];
+  ep0.residual = ep0.bias;
+  ep0.ldr = 0;
+  ep0.bias = NULL;
+  const cl_dw_t dw = {c, axle_f32_dwconv_nhwc_kernel(d), e, dbuf, axle_parallel_threads(par)};
+  for (int64_t n = 0; n < d->batch; ++n) {
+    axle_f32_gemm_t g;
+    cl_gemm(c, 0, x + (size_t)n * x_image, e, &ep0, &g);
+    axle_f32_gemm(&g, gscratch, par);
+    axle_parallel_run(par, dw.tasks, cl_dw_task, (void*)&dw);
+    axle_f32_epilogue_t ep2 = c->ep[2];
+    if (ep2.residual) {
+      ep2.residual += (size_t)n * y_image;
+      ep2.ldr = y_plane;
+    }
+    cl_gemm(c, 2, dbuf, y + (size_t)n * y_image, &ep2, &g);
+    axle_f32_gemm(&g, gscratch, par);
+  }
+}
+
 size_t axle_f32_conv_chain_scratch_size(const axle_f32_conv_chain_t* c, uint32_t threads) {
+  if (threads < 1) threads = 1;
+  if (c->channels_last) {
+    cl_layout_t l;
+    cl_layout(c, threads, &l);
+    return l.e_bytes + l.d_bytes + l.gemm_bytes;
+  }
   chain_geom_t g;
   chain_geom(c, &g);
-  return g.per_thread * (threads < 1 ? 1 : threads);
+  return g.per_thread * threads;
 }
 
 typedef struct chain_run_t {
@@ -237,6 +387,10 @@ static void chain_task(void* arg, size_t task, uint32_t thread) {
 
 void axle_f32_conv_chain(const axle_f32_conv_chain_t* c, const float* x, float* y, void* scratch,
                          const axle_parallel_t* par) {
+  if (c->channels_last) {
+    chain_channels_last(c, x, y, scratch, par);
+    return;
+  }
   chain_run_t r;
   r.c = c;
   chain_geom(c, &r.g);

@@ -344,6 +344,13 @@ typedef struct axle_f32_conv_plan_t {
 } axle_f32_conv_plan_t;
 
 void axle_f32_conv_plan(const axle_f32_conv_params_t* p, axle_f32_conv_plan_t* plan);
+/* Readies a plan for the channels-last chain (axle_f32_conv_chain): a
+ * pointwise GEMM plan computes with the pixels on the tile's rows
+ * (transposed = 1, its weights packed as the GEMM's B), a depthwise plan
+ * of multiplier 1 packs its weights tap-major ([kernel volume][channels],
+ * transposed = 1); other plans are left as they are. Call before packing.
+ * A depthwise plan so made serves only the chain, not axle_f32_conv. */
+void axle_f32_conv_plan_channels_last(axle_f32_conv_plan_t* plan);
 /* Floats of packed weights, and the packing itself (once, at compile time).
  * w: [out_channels, in_channels / groups, kernel...], any folding (batch
  * norm) already applied. */
@@ -500,6 +507,9 @@ typedef struct axle_f32_conv_chain_t {
   const axle_f32_conv_plan_t* project;
   const float* packed[3];             /* per stage */
   axle_f32_epilogue_t ep[3];
+  /* Run channels-last (AXLE_F32_CHAIN_CHANNELS_LAST; the plans made so
+   * with axle_f32_conv_plan_channels_last before packing), or in bands. */
+  int32_t channels_last;
   /* Set by axle_f32_conv_chain_init, read by the scratch size and the run. */
   int64_t band;                       /* output rows per band */
   size_t gemm_bytes;                  /* GEMM scratch per thread for any band */
@@ -522,6 +532,18 @@ void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band);
 int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand,
                                  const axle_f32_conv_plan_t* dw,
                                  const axle_f32_conv_plan_t* project);
+/* How the three plans chain, if they do, for runs on `threads` threads:
+ * AXLE_F32_CHAIN_BANDS where axle_f32_conv_chain_supports; else
+ * AXLE_F32_CHAIN_CHANNELS_LAST where the shapes chain, the expansion is
+ * pointwise too, its map has fewer pixels than channels, the run has one
+ * thread and dispatch is at AVX2 or above: whole images stage after stage,
+ * the expanded tensor and the depthwise output kept channels-last in
+ * scratch, so that the depthwise stage runs on axle_f32_dwconv_nhwc_kernel
+ * (2-2.5x the per-plane kernels on 14x14 and 7x7 maps); else
+ * AXLE_F32_CHAIN_NONE. */
+enum { AXLE_F32_CHAIN_NONE = 0, AXLE_F32_CHAIN_BANDS = 1, AXLE_F32_CHAIN_CHANNELS_LAST = 2 };
+int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_conv_plan_t* dw,
+                             const axle_f32_conv_plan_t* project, uint32_t threads);
 /* Scratch bytes for a run whose par->threads is `threads`. */
 size_t axle_f32_conv_chain_scratch_size(const axle_f32_conv_chain_t* c, uint32_t threads);
 /* y = project(dw(expand(x))) with the epilogues; x and y: [batch, C, H, W].

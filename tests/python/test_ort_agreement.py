@@ -324,6 +324,51 @@ def test_stem_chain_matches_ort(model_dir, tmp_path, threads):
     assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), CHAIN_ENV)
 
 
+def build_small_map_blocks():
+    """MobileNetV2's 14x14 and 7x7 kind of block on a batch of 2: expanded
+    maps with fewer pixels than channels, which chain channels-last on one
+    thread (kernels/f32/conv_chain.c): stride 1 with the residual Add,
+    stride 2 down to 7x7, and a 7x7 block with its residual."""
+    g = GraphBuilder(seed=20261127)
+    x = g.bn(g.conv("input", 16, 16, 1), 16)
+    h = g.relu6(g.bn(g.conv(x, 16, 256, 1), 256))
+    h = g.relu6(g.bn(g.conv(h, 256, 256, 3, group=256), 256))
+    x = g.node("Add", [x, g.bn(g.conv(h, 256, 16, 1), 16)], prefix="residual")
+    h = g.relu6(g.bn(g.conv(x, 16, 256, 1), 256))
+    h = g.relu6(g.bn(g.conv(h, 256, 256, 3, stride=2, group=256), 256))
+    x = g.bn(g.conv(h, 256, 24, 1), 24)
+    h = g.relu6(g.bn(g.conv(x, 24, 96, 1), 96))
+    h = g.relu6(g.bn(g.conv(h, 96, 96, 3, group=96), 96))
+    y = g.node("Add", [x, g.bn(g.conv(h, 96, 24, 1), 24)], prefix="residual")
+    return g.model("small_map_blocks", "input", [2, 16, 14, 14], y, [2, 24, 7, 7])
+
+
+def dispatches_avx2():
+    """Whether the kernels dispatch at AVX2 or above here."""
+    if os.environ.get("AXLE_KERNELS_ISA") == "scalar":
+        return False
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = re.search(r"^flags\s*:(.*)$", f.read(), re.M)
+    except OSError:
+        return False
+    return flags is not None and {"avx2", "fma"} <= set(flags.group(1).split())
+
+
+@needs_cli
+@pytest.mark.parametrize("threads", [1, 2])
+def test_channels_last_chains_match_ort(model_dir, tmp_path, threads):
+    path = built_model(model_dir, "small_map_blocks", build_small_map_blocks)
+    info = run_cli("info", path, "--optimized", "--threads", threads)
+    assert info.returncode == 0, info.stderr
+    chained = re.findall(r"^\s+(\S+) ConvChain ", info.stdout, re.M)
+    # Channels-last chains run on one thread, with AVX2 or above.
+    want = ["conv2", "conv5", "conv8"] if threads == 1 and dispatches_avx2() else []
+    assert chained == want, info.stdout
+    x = np.random.default_rng(17).normal(0.0, 1.0, (2, 16, 14, 14)).astype(np.float32)
+    assert_agree(path, {"input": x}, tmp_path, ("--threads", threads))
+
+
 def build_inverted_residuals_with_taps():
     """The blocks above with two tensors inside chains also read from
     outside: the first block's expanded tensor is a graph output, and the

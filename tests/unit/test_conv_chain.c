@@ -6,8 +6,10 @@
  * edges) up to the whole image, 1-3 threads (row ranges that split bands),
  * batch 2, pointwise plans plain and transposed (few pixels), expansions
  * that are 3x3 convolutions (MobileNetV2's stem: im2col, stride 2, and
- * transposed), at every ISA level the machine has. Plus which plans chain
- * (axle_f32_conv_chain_supports) and the band rule.
+ * transposed), at every ISA level the machine has; the cases with a
+ * pointwise expansion also channels-last (1-3 threads). Plus which plans
+ * chain (axle_f32_conv_chain_supports, axle_f32_conv_chain_mode) and the
+ * band rule.
  */
 #include "kernel_test.h"
 
@@ -149,7 +151,50 @@ static void run_case(const chain_case_t* t, chain_fixture_t* f, int64_t band, ui
   free(scratch);
 }
 
+/* The same case run channels-last (plans readied for it and the weights
+ * packed again), 1-3 threads. */
+static void run_channels_last(const chain_case_t* t, chain_fixture_t* f, uint32_t threads) {
+  chain_fixture_t cl = *f;
+  for (int i = 0; i < 3; ++i) {
+    axle_f32_conv_plan_channels_last(&cl.plan[i]);
+    cl.packed[i] = kt_array(axle_f32_conv_packed_size(&cl.plan[i]));
+    axle_f32_conv_pack(&cl.plan[i], f->w[i], cl.packed[i]);
+  }
+  CU_ASSERT(cl.plan[0].transposed && cl.plan[1].transposed && cl.plan[2].transposed);
+  axle_f32_conv_chain_t c;
+  chain_of(&cl, &c);
+  c.channels_last = 1;
+  axle_f32_conv_chain_init(&c, 0);
+  const size_t guard = 32;
+  float* y = kt_array(f->out_n + guard);
+  float* tail = kt_array(guard);
+  memcpy(tail, y + f->out_n, guard * sizeof(float));
+  void* scratch = kt_scratch(axle_f32_conv_chain_scratch_size(&c, threads));
+  uint32_t tstore;
+  axle_parallel_t par;
+  axle_f32_conv_chain(&c, f->x, y, scratch, kt_parallel(&tstore, &par, threads));
+  char what[200];
+  snprintf(what, sizeof what,
+           "channels-last chain n%lld %lld->%lld->%lld %lldx%lld s%lld pad %lld,%lld,%lld,%lld "
+           "res %d threads %u isa %d",
+           (long long)t->batch, (long long)t->cin, (long long)t->ce, (long long)t->co,
+           (long long)t->h, (long long)t->w, (long long)t->stride, (long long)t->pt,
+           (long long)t->pl, (long long)t->pb, (long long)t->pr, t->residual, threads,
+           (int)axle_kernels_isa());
+  kt_close(what, y, f->want, f->out_n, 1e-5, 1e-5);
+  CU_ASSERT(memcmp(tail, y + f->out_n, guard * sizeof(float)) == 0);
+  for (int i = 0; i < 3; ++i) free(cl.packed[i]);
+  free(y);
+  free(tail);
+  free(scratch);
+}
+
 static const chain_case_t k_cases[] = {
+    /* MobileNetV2's 7x7 and 14x14 blocks as they run channels-last (fewer
+     * pixels than expanded channels): 7x7 with residual, 14x14 stride 2,
+     * 40 channels (a partial vector). */
+    {1, 16, 96, 16, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 8, 40, 12, 14, 14, 2, 1, 1, 1, 1, 0, 1, 1},
     /* MobileNetV2-like: stride 1 with residual (also with rows of 40, which
      * the AVX-512 depthwise kernel slides along), stride 2 without. */
     {1, 8, 48, 8, 21, 19, 1, 1, 1, 1, 1, 1, 1, 1},
@@ -189,6 +234,8 @@ static void test_chain_matches_reference(void) {
       for (int64_t band = 1; band <= ho; band = band < 5 ? band + 1 : band * 2)
         for (uint32_t threads = 1; threads <= 3; ++threads) run_case(t, &f, band, threads);
       run_case(t, &f, ho + 7, 2); /* more rows than the image: one band */
+      if (t->ek == 1)
+        for (uint32_t threads = 1; threads <= 3; ++threads) run_channels_last(t, &f, threads);
       fixture_free(&f);
     }
   }
@@ -267,6 +314,42 @@ static void test_chain_supports(void) {
   fixture_free(&f);
 }
 
+static void test_chain_mode(void) {
+  /* Bands where they pay, whatever the threads; channels-last for a block
+   * with fewer pixels than expanded channels on one thread, with AVX2 or
+   * above; else none. */
+  const axle_isa_t best = axle_kernels_set_isa(AXLE_ISA_SCALAR);
+  const chain_case_t big = {1, 16, 96, 24, 56, 56, 2, 1, 1, 1, 1, 0, 1, 1};
+  const chain_case_t small = {1, 16, 96, 24, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1};
+  const chain_case_t wide = {1, 16, 96, 24, 14, 14, 1, 1, 1, 1, 1, 1, 1, 1}; /* 196 > 96 */
+  const chain_case_t stem = {1, 6, 48, 6, 7, 7, 1, 1, 1, 1, 1, 1, 3, 2};
+  chain_fixture_t f;
+  fixture_make(&big, &f);
+  CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
+                  AXLE_F32_CHAIN_BANDS);
+  fixture_free(&f);
+  fixture_make(&small, &f);
+  CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 1),
+                  AXLE_F32_CHAIN_NONE); /* scalar dispatch */
+  if (best >= AXLE_ISA_AVX2_FMA) {
+    axle_kernels_set_isa(AXLE_ISA_AVX2_FMA);
+    CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 1),
+                    AXLE_F32_CHAIN_CHANNELS_LAST);
+    CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
+                    AXLE_F32_CHAIN_NONE);
+    fixture_free(&f);
+    fixture_make(&wide, &f);
+    CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 1),
+                    AXLE_F32_CHAIN_NONE);
+    fixture_free(&f);
+    fixture_make(&stem, &f); /* an im2col expansion: bands only */
+    CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 1),
+                    AXLE_F32_CHAIN_NONE);
+  }
+  fixture_free(&f);
+  axle_kernels_set_isa(best);
+}
+
 int main(void) {
   /* The chain rules depend on the L2 size: fix it (before any kernel reads
    * it) so every machine checks the same decisions. */
@@ -276,6 +359,7 @@ int main(void) {
       {"chain = stage-by-stage reference, every band, 1-3 threads, each ISA",
        test_chain_matches_reference},
       {"which plans chain, and the band", test_chain_supports},
+      {"how plans chain: bands, channels-last or not", test_chain_mode},
   };
   if (KT_ADD_SUITE("conv_chain", tests) != 0) return 1;
   return kt_run_all();
