@@ -190,12 +190,14 @@ int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_
   /* Channels-last on one thread, where the expanded map has fewer pixels
    * than channels (14x14 and 7x7 in MobileNetV2). At 28x28 x 192 the
    * block ran 2-5 % slower, the projection's packing of its channels-last
-   * input outweighing the depthwise gain. On 2 threads the 14x14 blocks
-   * ran 15-30 % slower than the three layers (per 384-channel block,
-   * expansion / depthwise / projection: 42 / 28 / 59 us against 42 / 19 /
-   * 39): the projection packs its input per K share, and the depthwise
-   * stage, 2x the 1-thread kernel speed with its data in cache, took
-   * longer than that on the buffers as the other stages leave them. */
+   * input outweighing the depthwise gain. On 2 threads MobileNetV2 ran 3-4
+   * % slower than with the three layers, the blocks 10-30 % each, whether
+   * the stages split as below or each GEMM split itself (over channels for
+   * the expansion, over K for the projection; per 384-channel block,
+   * expansion / depthwise / projection 42 / 28 / 59 us against 42 / 19 / 39
+   * for the layers): the depthwise stage, 2x the 1-thread kernel speed on
+   * data in cache, ran barely faster than on one thread on the buffers as
+   * the expansion leaves them. */
   const size_t pixels = (size_t)(dw->p.in[1] * dw->p.in[2]);
   if (threads == 1 && chain_shapes(expand, dw, project) && is_pointwise_gemm(expand) &&
       pixels < (size_t)dw->p.in_channels && axle_kernels_isa() >= AXLE_ISA_AVX2_FMA)
@@ -218,98 +220,150 @@ int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_
  * 14x14 block with 384 channels: expansion 68 against 90 us, projection 78
  * against 87). */
 
-/* The GEMM of the expansion (stage 0) or projection (stage 2) of one image,
- * with the pixels on the tile's rows (the plans made channels-last): the
- * expansion reads the NCHW input as A = X^T and writes the channels-last
- * buffer row by row; the projection reads that buffer as a row-major A
- * and stores its tiles transposed into the NCHW output. ep: its epilogue,
- * to be filled by the caller. */
-static void cl_gemm(const axle_f32_conv_chain_t* c, int stage, const float* in, float* out,
-                    const axle_f32_epilogue_t* ep, axle_f32_gemm_t* g) {
+/* The GEMM of the expansion (stage 0) or projection (stage 2) of one image
+ * over its pixels [p0, p0 + pixels), with the pixels on the tile's rows
+ * (the plans made channels-last): the expansion reads the NCHW input as
+ * A = X^T and writes the channels-last buffer row by row; the projection
+ * reads that buffer as a row-major A and stores its tiles transposed into
+ * the NCHW output. ep: its epilogue, to be filled by the caller (the
+ * residual offset to p0 too). */
+static void cl_gemm(const axle_f32_conv_chain_t* c, int stage, size_t p0, size_t pixels,
+                    const float* in, float* out, const axle_f32_epilogue_t* ep,
+                    axle_f32_gemm_t* g) {
   const axle_f32_conv_plan_t* plan = stage == 0 ? c->expand : c->project;
   memset(g, 0, sizeof *g);
   g->alpha = 1.0f;
-  g->m = plan->n;
+  g->m = pixels;
   g->n = plan->m;
   g->k = plan->k;
   g->ep = ep;
-  g->a.data = in;
-  g->a.rs = stage == 0 ? 1 : plan->k;
-  g->a.cs = stage == 0 ? plan->n : 1;
   g->b.packed = c->packed[stage];
-  g->c = out;
-  g->c_transposed = stage != 0;
-  g->ldc = stage == 0 ? plan->m : plan->n;
+  if (stage == 0) {
+    g->a.data = in + p0;
+    g->a.rs = 1;
+    g->a.cs = plan->n;
+    g->c = out + p0 * plan->m;
+    g->ldc = plan->m;
+  } else {
+    g->a.data = in + p0 * plan->k;
+    g->a.rs = plan->k;
+    g->a.cs = 1;
+    g->c = out + p0;
+    g->ldc = plan->n;
+    g->c_transposed = 1;
+  }
+}
+
+/* Where part t of T of n items starts: an even share, at a multiple of
+ * `unit` (the wide tile's 12 rows) where that leaves parts. */
+static size_t cl_share(size_t n, size_t t, size_t parts, size_t unit) {
+  const size_t s = (n * t / parts + unit / 2) / unit * unit;
+  return t >= parts || s > n ? n : s;
 }
 
 typedef struct cl_layout_t {
-  size_t e_bytes, d_bytes, gemm_bytes;
+  size_t e_bytes, d_bytes, gemm_bytes; /* gemm_bytes: per thread */
 } cl_layout_t;
 
 static void cl_layout(const axle_f32_conv_chain_t* c, uint32_t threads, cl_layout_t* l) {
   const axle_f32_conv_params_t* d = &c->dw->p;
   l->e_bytes = align64(sizeof(float) * (size_t)(d->in[1] * d->in[2] * d->in_channels));
   l->d_bytes = align64(sizeof(float) * (size_t)(d->out[1] * d->out[2] * d->out_channels));
-  axle_f32_gemm_t g;
-  cl_gemm(c, 0, NULL, NULL, NULL, &g);
-  l->gemm_bytes = axle_f32_gemm_scratch_size(&g, threads);
-  cl_gemm(c, 2, NULL, NULL, NULL, &g);
-  const size_t b = axle_f32_gemm_scratch_size(&g, threads);
-  if (b > l->gemm_bytes) l->gemm_bytes = b;
+  /* Every part's serial GEMM, as the run cuts them. */
+  l->gemm_bytes = 0;
+  const size_t in_px = (size_t)(d->in[1] * d->in[2]);
+  for (uint32_t t = 0; t < threads; ++t) {
+    axle_f32_gemm_t g;
+    const size_t p0 = cl_share(in_px, t, threads, 2 * AXLE_F32_GEMM_MR);
+    cl_gemm(c, 0, p0, cl_share(in_px, t + 1, threads, 2 * AXLE_F32_GEMM_MR) - p0, NULL, NULL, NULL,
+            &g);
+    size_t b = axle_f32_gemm_scratch_size(&g, 1);
+    if (b > l->gemm_bytes) l->gemm_bytes = b;
+    const int64_t o0 = d->out[1] * t / threads, o1 = d->out[1] * (t + 1) / threads;
+    cl_gemm(c, 2, 0, (size_t)((o1 - o0) * d->out[2]), NULL, NULL, NULL, &g);
+    b = axle_f32_gemm_scratch_size(&g, 1);
+    if (b > l->gemm_bytes) l->gemm_bytes = b;
+  }
+  l->gemm_bytes = align64(l->gemm_bytes);
 }
 
-typedef struct cl_dw_t {
+typedef struct cl_run_t {
   const axle_f32_conv_chain_t* c;
-  axle_f32_dwconv_nhwc_fn fn;
-  const float* e;
-  float* d;
-  size_t tasks;
-} cl_dw_t;
+  cl_layout_t l;
+  size_t parts;
+  axle_f32_dwconv_nhwc_fn dw;
+  axle_f32_epilogue_t ep0, ep2; /* ep2's residual: this image's */
+  const float* x;               /* this image's */
+  float* y;
+  float *e, *d;
+  char* gemm_scratch; /* per thread, l.gemm_bytes apart */
+} cl_run_t;
 
-/* Task t of T takes channels [C t / T, C (t + 1) / T): the share of the
- * expanded channels the expansion GEMM's column chunks gave thread t (one
- * contiguous run of 16-column panels each), and the share of K the
- * projection's K split gives it (axle_f32_gemm's k_split_pays holds for
- * these maps), so each thread reads what it has just written itself. */
-static void cl_dw_task(void* arg, size_t task, uint32_t thread) {
-  (void)thread;
-  const cl_dw_t* r = arg;
-  const axle_f32_conv_params_t* p = &r->c->dw->p;
-  const int64_t c0 = p->out_channels * (int64_t)task / (int64_t)r->tasks;
-  const int64_t c1 = p->out_channels * (int64_t)(task + 1) / (int64_t)r->tasks;
-  r->fn(p, r->e, r->c->packed[1], &r->c->ep[1], 0, p->out[1], c0, c1, r->d);
+/* Part t of the expansion: its share of the input pixels. */
+static void cl_expand_task(void* arg, size_t t, uint32_t thread) {
+  const cl_run_t* r = arg;
+  const axle_f32_conv_params_t* d = &r->c->dw->p;
+  const size_t px = (size_t)(d->in[1] * d->in[2]), unit = 2 * AXLE_F32_GEMM_MR;
+  const size_t p0 = cl_share(px, t, r->parts, unit), p1 = cl_share(px, t + 1, r->parts, unit);
+  if (p0 >= p1) return;
+  axle_f32_gemm_t g;
+  cl_gemm(r->c, 0, p0, p1 - p0, r->x, r->e, &r->ep0, &g);
+  axle_f32_gemm(&g, r->gemm_scratch + (size_t)thread * r->l.gemm_bytes, NULL);
 }
 
+/* Part t of the depthwise stage and the projection: its share of the
+ * output rows, both stages, so the projection reads only what this thread
+ * has just written. */
+static void cl_rows_task(void* arg, size_t t, uint32_t thread) {
+  const cl_run_t* r = arg;
+  const axle_f32_conv_params_t* d = &r->c->dw->p;
+  const int64_t o0 = d->out[1] * (int64_t)t / (int64_t)r->parts;
+  const int64_t o1 = d->out[1] * (int64_t)(t + 1) / (int64_t)r->parts;
+  if (o0 >= o1) return;
+  r->dw(d, r->e, r->c->packed[1], &r->c->ep[1], o0, o1, 0, d->out_channels, r->d);
+  const size_t p0 = (size_t)(o0 * d->out[2]), pixels = (size_t)((o1 - o0) * d->out[2]);
+  axle_f32_epilogue_t ep2 = r->ep2;
+  if (ep2.residual) ep2.residual += p0;
+  axle_f32_gemm_t g;
+  cl_gemm(r->c, 2, p0, pixels, r->d, r->y, &ep2, &g);
+  axle_f32_gemm(&g, r->gemm_scratch + (size_t)thread * r->l.gemm_bytes, NULL);
+}
+
+/* Two regions per image: the expansion split by input pixels, then the
+ * depthwise stage and the projection split by output rows, each part on
+ * one thread with serial GEMMs, so that a thread reads what it wrote
+ * itself but for the rows around a boundary. (The plugin runs this on one
+ * thread; see axle_f32_conv_chain_mode.) */
 static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, float* y,
                                 void* scratch, const axle_parallel_t* par) {
   const axle_f32_conv_params_t* d = &c->dw->p;
-  cl_layout_t l;
-  cl_layout(c, axle_parallel_threads(par), &l);
-  float* e = scratch;
-  float* dbuf = (float*)((char*)scratch + l.e_bytes);
-  void* gscratch = (char*)scratch + l.e_bytes + l.d_bytes;
+  cl_run_t r;
+  r.c = c;
+  r.parts = axle_parallel_threads(par);
+  cl_layout(c, (uint32_t)r.parts, &r.l);
+  r.dw = axle_f32_dwconv_nhwc_kernel(d);
+  r.e = scratch;
+  r.d = (float*)((char*)scratch + r.l.e_bytes);
+  r.gemm_scratch = (char*)scratch + r.l.e_bytes + r.l.d_bytes;
   const size_t x_image = (size_t)(c->expand->p.in_channels * d->in[1] * d->in[2]);
   const size_t y_plane = (size_t)(d->out[1] * d->out[2]);
   const size_t y_image = (size_t)c->project->p.out_channels * y_plane;
   /* The expansion's bias goes with the channels, which are its stored
    * columns: as a residual row added to every pixel. */
-  axle_f32_epilogue_t ep0 = c->ep[0];
-  ep0.residual = ep0.bias;
-  ep0.ldr = 0;
-  ep0.bias = NULL;
-  const cl_dw_t dw = {c, axle_f32_dwconv_nhwc_kernel(d), e, dbuf, axle_parallel_threads(par)};
+  r.ep0 = c->ep[0];
+  r.ep0.residual = r.ep0.bias;
+  r.ep0.ldr = 0;
+  r.ep0.bias = NULL;
   for (int64_t n = 0; n < d->batch; ++n) {
-    axle_f32_gemm_t g;
-    cl_gemm(c, 0, x + (size_t)n * x_image, e, &ep0, &g);
-    axle_f32_gemm(&g, gscratch, par);
-    axle_parallel_run(par, dw.tasks, cl_dw_task, (void*)&dw);
-    axle_f32_epilogue_t ep2 = c->ep[2];
-    if (ep2.residual) {
-      ep2.residual += (size_t)n * y_image;
-      ep2.ldr = y_plane;
+    r.x = x + (size_t)n * x_image;
+    r.y = y + (size_t)n * y_image;
+    r.ep2 = c->ep[2];
+    if (r.ep2.residual) {
+      r.ep2.residual += (size_t)n * y_image;
+      r.ep2.ldr = y_plane;
     }
-    cl_gemm(c, 2, dbuf, y + (size_t)n * y_image, &ep2, &g);
-    axle_f32_gemm(&g, gscratch, par);
+    axle_parallel_run(par, r.parts, cl_expand_task, &r);
+    axle_parallel_run(par, r.parts, cl_rows_task, &r);
   }
 }
 
@@ -318,7 +372,7 @@ size_t axle_f32_conv_chain_scratch_size(const axle_f32_conv_chain_t* c, uint32_t
   if (c->channels_last) {
     cl_layout_t l;
     cl_layout(c, threads, &l);
-    return l.e_bytes + l.d_bytes + l.gemm_bytes;
+    return l.e_bytes + l.d_bytes + l.gemm_bytes * threads;
   }
   chain_geom_t g;
   chain_geom(c, &g);
