@@ -99,7 +99,7 @@ void axle_f32_gemm_scalar(size_t m, size_t n, size_t k, float alpha,
 typedef struct axle_f32_epilogue_t {
   const float* bias;     /* one per row of C (output channel), or NULL */
   const float* residual; /* same shape as C, row stride ldr, or NULL */
-  size_t ldr;
+  size_t ldr;            /* 0: one row added to every row (a bias per column) */
   float min, max;
   float leaky_alpha;
   int32_t leaky;

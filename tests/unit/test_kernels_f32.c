@@ -293,6 +293,8 @@ enum { FORM_ROW = 0, FORM_COL, FORM_PACKED, FORM_GEN, FORM_COUNT };
 /* C (m x n) = alpha A B with A and B in the given forms. */
 /* ISA level to size the driver's scratch under, or -1: the running one. */
 static int g_scratch_isa = -1;
+/* Residual rows 0 apart (ldr = 0): one row added to every stored row. */
+static int g_residual_row = 0;
 
 static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, int c_t,
                         int accumulate, const ref_ep_t* e, uint32_t threads) {
@@ -312,7 +314,7 @@ static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, in
   float* bias = kt_array(rows);
   float* res = kt_array(rows * (cols + 1));
   axle_f32_epilogue_t ep;
-  make_ep(e, bias, res, cols + 1, &ep);
+  make_ep(e, bias, res, g_residual_row ? 0 : cols + 1, &ep);
   for (size_t i = 0; i < m; ++i) {
     for (size_t j = 0; j < n; ++j) {
       double acc = 0.0;
@@ -321,7 +323,7 @@ static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, in
       const size_t sr = c_t ? j : i, sc = c_t ? i : j;
       if (accumulate) acc += want[sr * ldc + sc];
       if (ep.bias) acc += bias[sr];
-      if (ep.residual) acc += res[sr * (cols + 1) + sc];
+      if (ep.residual) acc += res[(g_residual_row ? 0 : sr) * (cols + 1) + sc];
       want[sr * ldc + sc] = ref_act(acc, &ep);
     }
   }
@@ -370,8 +372,9 @@ static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, in
   axle_kernels_set_isa(run_isa);
   axle_f32_gemm(&g, scratch, pp);
   char what[200];
-  snprintf(what, sizeof what, "gemm %zux%zux%zu A%d B%d ct=%d acc=%d ep=%d%d%d threads=%u", m, n,
-           k, a_form, b_form, c_t, accumulate, e->bias, e->residual, e->act, threads);
+  snprintf(what, sizeof what, "gemm %zux%zux%zu A%d B%d ct=%d acc=%d ep=%d%d%d%s threads=%u", m, n,
+           k, a_form, b_form, c_t, accumulate, e->bias, e->residual, e->act,
+           g_residual_row ? " (residual ldr 0)" : "", threads);
   kt_close(what, c, want, rows * ldc, 1e-5, 2e-6 * (double)(k + 4));
   free(scratch);
   free(a);
@@ -451,6 +454,21 @@ static void below_best_isa(void (*fn)(void)) {
 }
 
 static void driver_isa_run(void) { driver_shapes(2); }
+
+/* A residual with ldr = 0 (a bias per stored column, as the channels-last
+ * chain gives its expansion), on every shape and form, split over K too,
+ * at each ISA level. */
+static void residual_row_run(void) {
+  driver_shapes(1);
+  driver_shapes(2);
+  test_driver_k_split();
+}
+static void test_driver_residual_row(void) {
+  g_residual_row = 1;
+  residual_row_run();
+  below_best_isa(residual_row_run);
+  g_residual_row = 0;
+}
 
 /* Scratch sized with dispatch capped at AVX2, then run at the best level,
  * as with a plan made before dispatch was raised: the size must not
@@ -1116,6 +1134,7 @@ int main(void) {
       {"driver, split over K on 2-4 threads", test_driver_k_split},
       {"driver, split over K on each lower ISA level", test_driver_k_split_isas},
       {"driver, lower ISAs", test_driver_isas},
+      {"driver, residual rows 0 apart (a bias per column), each ISA", test_driver_residual_row},
       {"driver, scratch sized under AVX2, run under AVX-512", test_driver_scratch_isa},
   };
   static const kt_entry_t conv[] = {
