@@ -122,28 +122,27 @@ static void chain_of(chain_fixture_t* f, axle_f32_conv_chain_t* c) {
   c->ep[2].residual = f->res;
 }
 
-/* One run: band rows, threads; output checked, guard floats untouched. */
-static void run_case(const chain_case_t* t, chain_fixture_t* f, int64_t band, uint32_t threads) {
-  axle_f32_conv_chain_t c;
-  chain_of(f, &c);
-  axle_f32_conv_chain_init(&c, band);
+/* Runs chain c (initialised) on f's input with `threads`: output checked
+ * against the reference, guard floats after it untouched. how: the run's
+ * band or mode, for the failure message. */
+static void run_checked(const chain_case_t* t, const chain_fixture_t* f,
+                        const axle_f32_conv_chain_t* c, uint32_t threads, const char* how) {
   const size_t guard = 32;
   float* y = kt_array(f->out_n + guard);
   float* tail = kt_array(guard);
   memcpy(tail, y + f->out_n, guard * sizeof(float));
-  void* scratch = kt_scratch(axle_f32_conv_chain_scratch_size(&c, threads));
+  void* scratch = kt_scratch(axle_f32_conv_chain_scratch_size(c, threads));
   uint32_t tstore;
   axle_parallel_t par;
-  axle_f32_conv_chain(&c, f->x, y, scratch, kt_parallel(&tstore, &par, threads));
-  char what[200];
+  axle_f32_conv_chain(c, f->x, y, scratch, kt_parallel(&tstore, &par, threads));
+  char what[240];
   snprintf(what, sizeof what,
-           "chain n%lld %lld->%lld->%lld %lldx%lld s%lld pad "
-           "%lld,%lld,%lld,%lld res %d band "
-           "%lld threads %u isa %d",
+           "chain n%lld %lld->%lld->%lld %lldx%lld s%lld pad %lld,%lld,%lld,%lld res %d %s "
+           "threads %u isa %d",
            (long long)t->batch, (long long)t->cin, (long long)t->ce, (long long)t->co,
            (long long)t->h, (long long)t->w, (long long)t->stride, (long long)t->pt,
-           (long long)t->pl, (long long)t->pb, (long long)t->pr, t->residual, (long long)band,
-           threads, (int)axle_kernels_isa());
+           (long long)t->pl, (long long)t->pb, (long long)t->pr, t->residual, how, threads,
+           (int)axle_kernels_isa());
   kt_close(what, y, f->want, f->out_n, 1e-5, 1e-5);
   CU_ASSERT(memcmp(tail, y + f->out_n, guard * sizeof(float)) == 0);
   free(y);
@@ -151,8 +150,18 @@ static void run_case(const chain_case_t* t, chain_fixture_t* f, int64_t band, ui
   free(scratch);
 }
 
+/* One run in bands of `band` rows. */
+static void run_case(const chain_case_t* t, chain_fixture_t* f, int64_t band, uint32_t threads) {
+  axle_f32_conv_chain_t c;
+  chain_of(f, &c);
+  axle_f32_conv_chain_init(&c, band);
+  char how[40];
+  snprintf(how, sizeof how, "band %lld", (long long)band);
+  run_checked(t, f, &c, threads, how);
+}
+
 /* The same case run channels-last (plans readied for it and the weights
- * packed again), 1-3 threads. */
+ * packed again). */
 static void run_channels_last(const chain_case_t* t, chain_fixture_t* f, uint32_t threads) {
   chain_fixture_t cl = *f;
   for (int i = 0; i < 3; ++i) {
@@ -165,28 +174,8 @@ static void run_channels_last(const chain_case_t* t, chain_fixture_t* f, uint32_
   chain_of(&cl, &c);
   c.channels_last = 1;
   axle_f32_conv_chain_init(&c, 0);
-  const size_t guard = 32;
-  float* y = kt_array(f->out_n + guard);
-  float* tail = kt_array(guard);
-  memcpy(tail, y + f->out_n, guard * sizeof(float));
-  void* scratch = kt_scratch(axle_f32_conv_chain_scratch_size(&c, threads));
-  uint32_t tstore;
-  axle_parallel_t par;
-  axle_f32_conv_chain(&c, f->x, y, scratch, kt_parallel(&tstore, &par, threads));
-  char what[200];
-  snprintf(what, sizeof what,
-           "channels-last chain n%lld %lld->%lld->%lld %lldx%lld s%lld pad %lld,%lld,%lld,%lld "
-           "res %d threads %u isa %d",
-           (long long)t->batch, (long long)t->cin, (long long)t->ce, (long long)t->co,
-           (long long)t->h, (long long)t->w, (long long)t->stride, (long long)t->pt,
-           (long long)t->pl, (long long)t->pb, (long long)t->pr, t->residual, threads,
-           (int)axle_kernels_isa());
-  kt_close(what, y, f->want, f->out_n, 1e-5, 1e-5);
-  CU_ASSERT(memcmp(tail, y + f->out_n, guard * sizeof(float)) == 0);
+  run_checked(t, &cl, &c, threads, "channels-last");
   for (int i = 0; i < 3; ++i) free(cl.packed[i]);
-  free(y);
-  free(tail);
-  free(scratch);
 }
 
 static const chain_case_t k_cases[] = {
