@@ -208,8 +208,8 @@ int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_
 /* ---- channels-last: whole images, stage by stage ------------------------
  *
  * For the maps too small for bands to pay (the expanded tensor within half
- * the L2), the stages run one after the other over the whole image, each
- * on all threads, with the intermediates channels-last: the expansion
+ * the L2), the stages run one after the other over the whole image, with
+ * the intermediates channels-last: the expansion
  * writes [pixels][channels] (its bias, one per stored column there, goes
  * in as a residual row broadcast with ldr = 0), the depthwise stage reads
  * and writes that layout (one load per tap for 16 channels,
