@@ -518,8 +518,9 @@ typedef struct axle_f32_conv_chain_t {
 /* Fixes c's band: `band` output rows (clamped to the image), or with band
  * < 1 the default: the most rows whose two buffers fit in half of
  * axle_kernels_l2_bytes(), a multiple of 4 (the depthwise kernels' row
- * group) from 4 on. Call once after setting the plans and packed weights,
- * before asking the scratch size. */
+ * group) from 4 on; a channels-last chain takes the whole image (band is
+ * ignored). Call once after setting the plans, packed weights and
+ * channels_last, before asking the scratch size. */
 void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band);
 
 /* Whether the three plans chain (shapes agree, the expansion is one
@@ -547,8 +548,10 @@ int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_
 /* Scratch bytes for a run whose par->threads is `threads`. */
 size_t axle_f32_conv_chain_scratch_size(const axle_f32_conv_chain_t* c, uint32_t threads);
 /* y = project(dw(expand(x))) with the epilogues; x and y: [batch, C, H, W].
- * scratch: axle_f32_conv_chain_scratch_size bytes, 64-byte aligned. Each
- * thread takes a contiguous range of output rows of an image. */
+ * scratch: axle_f32_conv_chain_scratch_size bytes, 64-byte aligned. In
+ * bands each thread takes a contiguous range of output rows of an image;
+ * channels-last, each image's expansion is split by input pixels and its
+ * depthwise stage and projection by output rows. */
 void axle_f32_conv_chain(const axle_f32_conv_chain_t* c, const float* x, float* y,
                          void* scratch, const axle_parallel_t* par);
 
