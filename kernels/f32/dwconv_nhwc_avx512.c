@@ -6,7 +6,7 @@
  * take every tap as one load. Strips that reach into the padding skip the
  * taps outside the row; rows in the padding are skipped whole. Where the
  * strips are 7-8 pixels wide (MobileNetV2's 7, 14, 28, 56) and the strides
- * agree, full vectors take two output rows per strip (strip2). */
+ * agree, full vectors take two output rows per strip. */
 #include <immintrin.h>
 
 #include "axle_kernels.h"
@@ -26,95 +26,51 @@ typedef struct walk_t {
   int64_t w, sx; /* input row width, column stride (1 or 2) */
 } walk_t;
 
-/* n outputs of one row at column stride S, the first reading input column
- * ix0; rows[ky] is input row ky of the window, valid for ky in [ky0, ky1).
- * Each input column of the strip is loaded once and feeds the (up to
- * three) outputs whose window holds it. Columns outside [jlo, jhi) lie in
- * the padding (their taps are skipped); edge: there are such columns.
- * full: all 16 channels are live (no mask on loads and stores; GCC keeps
- * a mask used so often in a stack slot, reloading it per load). */
-AXLE_AVX512 AXLE_INLINE void strip(const walk_t* k, const float* const rows[3], int64_t ky0,
-                                   int64_t ky1, int64_t ix0, const int n, const int S,
-                                   const int edge, const int full, float* yo) {
+/* n outputs in each of R output rows (1, or 2 with the row stride S too),
+ * column stride S, the first reading input column ix0. rows[r], r < (R -
+ * 1) S + 3, are the input rows the window covers, valid for r in [rlo,
+ * rhi); input row r feeds output row q with kernel row r - q S. Each input
+ * column is loaded once and feeds every output whose window holds it (up
+ * to three per row), so two rows per strip issue fewer loads and less
+ * address arithmetic per output than one (which takes about 8 cycles per
+ * output vector against 4.5 for its FMAs): 14x14 x 576 10 % faster,
+ * stride 2 23 %. Columns outside [jlo, jhi) lie in the padding (their taps
+ * are skipped); edge: there are such columns. full: all 16 channels are
+ * live (no mask on loads and stores; GCC keeps a mask used so often in a
+ * stack slot, reloading it per load). The weights are copied to locals:
+ * left in *k, GCC read them from memory in every FMA, and the loads bound
+ * the two-row strip. Row q's outputs go to yo + q * y_row. */
+AXLE_AVX512 AXLE_INLINE void strip(const walk_t* k, const float* const rows[5], int64_t rlo,
+                                   int64_t rhi, int64_t ix0, const int n, const int S, const int R,
+                                   const int edge, const int full, float* yo, int64_t y_row) {
   const int ncols = (n - 1) * S + 3;
   const int64_t ch = k->ch;
   const int64_t jlo = edge && ix0 < 0 ? -ix0 : 0;
   const int64_t jhi = edge && k->w - ix0 < ncols ? k->w - ix0 : ncols;
   const __mmask16 m = k->m;
+  __m512 wt[9];
+#pragma GCC unroll 9
+  for (int t = 0; t < 9; ++t) wt[t] = k->wt[t];
   /* The sums start from the bias (one add less per output than adding it
    * at the end, as the reference does: measured 10 % faster). */
-  __m512 acc[STRIP];
+  __m512 acc[2][STRIP];
 #pragma GCC unroll 8
-  for (int i = 0; i < n; ++i) acc[i] = k->bias;
-#pragma GCC unroll 3
-  for (int ky = 0; ky < 3; ++ky) {
-    if (ky < ky0 || ky >= ky1) continue;
-    const __m512 w0 = k->wt[ky * 3], w1 = k->wt[ky * 3 + 1], w2 = k->wt[ky * 3 + 2];
-    const float* col = rows[ky] + ix0 * ch;
+  for (int i = 0; i < n; ++i) acc[0][i] = acc[1][i] = k->bias;
+#pragma GCC unroll 5
+  for (int r = 0; r < (R - 1) * S + 3; ++r) {
+    if (r < rlo || r >= rhi) continue;
+    const float* col = rows[r] + ix0 * ch;
 #pragma GCC unroll 17
     for (int j = 0; j < ncols; ++j, col += ch) {
       if (edge && (j < jlo || j >= jhi)) continue;
       __m512 v = full ? _mm512_loadu_ps(col) : _mm512_maskz_loadu_ps(m, col);
       /* One load per column, not one per FMA, which GCC would fold in. */
       __asm__("" : "+v"(v));
-      /* Column j is tap kx of pixel (j - kx) / S. */
-      if (j % S == 0 && j / S < n) acc[j / S] = _mm512_fmadd_ps(v, w0, acc[j / S]);
-      if (j >= 1 && (j - 1) % S == 0 && (j - 1) / S < n)
-        acc[(j - 1) / S] = _mm512_fmadd_ps(v, w1, acc[(j - 1) / S]);
-      if (j >= 2 && (j - 2) % S == 0 && (j - 2) / S < n)
-        acc[(j - 2) / S] = _mm512_fmadd_ps(v, w2, acc[(j - 2) / S]);
-    }
-  }
-  /* Copied before the stores, which may alias *k as far as GCC knows. */
-  const __m512 lo = k->lo, hi = k->hi, alpha = k->alpha;
-  const int leaky = k->leaky;
-#pragma GCC unroll 8
-  for (int i = 0; i < n; ++i) {
-    __m512 v = _mm512_min_ps(hi, _mm512_max_ps(lo, acc[i]));
-    if (leaky)
-      v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, alpha);
-    if (full)
-      _mm512_storeu_ps(yo + i * ch, v);
-    else
-      _mm512_mask_storeu_ps(yo + i * ch, m, v);
-  }
-}
-
-/* Two output rows at once (row stride S too, full vectors only), n of 7
- * or 8 pixels: input rows[r], r < S + 3, valid for r in [rlo, rhi), feed
- * row 0 with kernel row r and row 1 with kernel row r - S. Each column
- * loaded feeds up to six outputs, so per output vector the strip issues
- * fewer loads and less address arithmetic than two one-row strips (which
- * take about 8 cycles per output vector against 4.5 for their FMAs); the
- * weights are copied to locals first, or GCC reads them from memory in
- * every FMA and the loads bind instead. 14x14 x 576: 10 % faster, stride
- * 2: 23 %; 28x28 x 192 the same. yo1: the second row's first output. */
-AXLE_AVX512 AXLE_INLINE void strip2(const walk_t* k, const float* const rows[5], int64_t rlo,
-                                    int64_t rhi, int64_t ix0, const int n, const int S,
-                                    const int edge, float* yo0, float* yo1) {
-  const int ncols = (n - 1) * S + 3;
-  const int64_t ch = k->ch;
-  const int64_t jlo = edge && ix0 < 0 ? -ix0 : 0;
-  const int64_t jhi = edge && k->w - ix0 < ncols ? k->w - ix0 : ncols;
-  __m512 wt[9];
-#pragma GCC unroll 9
-  for (int t = 0; t < 9; ++t) wt[t] = k->wt[t];
-  __m512 acc[2][STRIP];
-#pragma GCC unroll 8
-  for (int i = 0; i < n; ++i) acc[0][i] = acc[1][i] = k->bias;
-#pragma GCC unroll 5
-  for (int r = 0; r < S + 3; ++r) {
-    if (r < rlo || r >= rhi) continue;
-    const float* col = rows[r] + ix0 * ch;
-#pragma GCC unroll 17
-    for (int j = 0; j < ncols; ++j, col += ch) {
-      if (edge && (j < jlo || j >= jhi)) continue;
-      __m512 v = _mm512_loadu_ps(col);
-      __asm__("" : "+v"(v));
 #pragma GCC unroll 2
-      for (int q = 0; q < 2; ++q) {
+      for (int q = 0; q < R; ++q) {
         const int ky = r - q * S;
         if (ky < 0 || ky > 2) continue;
+          /* Column j is tap kx of pixel (j - kx) / S. */
 #pragma GCC unroll 3
         for (int kx = 0; kx < 3; ++kx)
           if (j >= kx && (j - kx) % S == 0 && (j - kx) / S < n)
@@ -122,71 +78,39 @@ AXLE_AVX512 AXLE_INLINE void strip2(const walk_t* k, const float* const rows[5],
       }
     }
   }
+  /* Copied before the stores, which may alias *k as far as GCC knows. */
   const __m512 lo = k->lo, hi = k->hi, alpha = k->alpha;
   const int leaky = k->leaky;
 #pragma GCC unroll 2
-  for (int q = 0; q < 2; ++q)
+  for (int q = 0; q < R; ++q)
 #pragma GCC unroll 8
     for (int i = 0; i < n; ++i) {
       __m512 v = _mm512_min_ps(hi, _mm512_max_ps(lo, acc[q][i]));
       if (leaky)
         v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, alpha);
-      _mm512_storeu_ps((q ? yo1 : yo0) + i * ch, v);
+      float* out = yo + q * y_row + i * ch;
+      if (full)
+        _mm512_storeu_ps(out, v);
+      else
+        _mm512_mask_storeu_ps(out, m, v);
     }
 }
 
-/* Output rows oy and oy + 1 (see strip2) of a row whose strips are 7 or 8
- * pixels wide, for stride S in both directions. */
-AXLE_AVX512 AXLE_INLINE void rows2_s(const walk_t* k, const float* const rows[5], int64_t rlo,
-                                     int64_t rhi, int64_t pl, int64_t wo, const int S,
-                                     float* yrow) {
-  const int64_t strips = (wo + STRIP - 1) / STRIP, base = wo / strips, extra = wo % strips;
-  int64_t ox = 0;
-  for (int64_t s = 0; s < strips; ++s) {
-    const int n = (int)(base + (s < extra));
-    const int64_t ix0 = ox * S - pl;
-    const int edge = ix0 < 0 || ix0 + (n - 1) * S + 2 >= k->w;
-    float* yo = yrow + ox * k->ch;
-    float* yo1 = yo + wo * k->ch;
-    if (n == 8) {
-      if (edge)
-        strip2(k, rows, rlo, rhi, ix0, 8, S, 1, yo, yo1);
-      else
-        strip2(k, rows, rlo, rhi, ix0, 8, S, 0, yo, yo1);
-    } else {
-      if (edge)
-        strip2(k, rows, rlo, rhi, ix0, 7, S, 1, yo, yo1);
-      else
-        strip2(k, rows, rlo, rhi, ix0, 7, S, 0, yo, yo1);
-    }
-    ox += n;
-  }
-}
-
-typedef void (*rows2_fn)(const walk_t*, const float* const*, int64_t, int64_t, int64_t, int64_t,
-                         float*);
-AXLE_AVX512 static void rows2_s1(const walk_t* k, const float* const rows[5], int64_t rlo,
-                                 int64_t rhi, int64_t pl, int64_t wo, float* yrow) {
-  rows2_s(k, rows, rlo, rhi, pl, wo, 1, yrow);
-}
-AXLE_AVX512 static void rows2_s2(const walk_t* k, const float* const rows[5], int64_t rlo,
-                                 int64_t rhi, int64_t pl, int64_t wo, float* yrow) {
-  rows2_s(k, rows, rlo, rhi, pl, wo, 2, yrow);
-}
-
-#define STRIP_CASE(n)                                   \
-  case n:                                               \
-    if (edge)                                           \
-      strip(k, rows, ky0, ky1, ix0, n, S, 1, full, yo); \
-    else                                                \
-      strip(k, rows, ky0, ky1, ix0, n, S, 0, full, yo); \
+#define STRIP_CASE(n)                                                  \
+  case n:                                                              \
+    if (edge)                                                          \
+      strip(k, rows, rlo, rhi, ix0, n, S, R, 1, full, yo, wo * k->ch); \
+    else                                                               \
+      strip(k, rows, rlo, rhi, ix0, n, S, R, 0, full, yo, wo * k->ch); \
     break;
 
-/* One output row, for column stride S (1 or 2). */
-AXLE_AVX512 AXLE_INLINE void row_s(const walk_t* k, const float* const rows[3], int64_t ky0,
-                                   int64_t ky1, int64_t pl, int64_t wo, const int S, const int full,
-                                   float* yrow) {
-  /* Strips as equal as 8 wide allows: 14 = 7 + 7, 28 = 4 x 7, 56 = 7 x 8. */
+/* R output rows (see strip) for column stride S (1 or 2), in strips as
+ * equal as 8 wide allows: 14 = 7 + 7, 28 = 4 x 7, 56 = 7 x 8. Two rows are
+ * taken only where the strips come out 7 or 8 wide (MobileNetV2's 7, 14,
+ * 28, 56), so only those strips are instantiated for them. */
+AXLE_AVX512 AXLE_INLINE void walk_rows(const walk_t* k, const float* const rows[5], int64_t rlo,
+                                       int64_t rhi, int64_t pl, int64_t wo, const int S,
+                                       const int R, const int full, float* yrow) {
   const int64_t strips = (wo + STRIP - 1) / STRIP, base = wo / strips, extra = wo % strips;
   int64_t ox = 0;
   for (int64_t s = 0; s < strips; ++s) {
@@ -194,31 +118,52 @@ AXLE_AVX512 AXLE_INLINE void row_s(const walk_t* k, const float* const rows[3], 
     const int64_t ix0 = ox * S - pl;
     const int edge = ix0 < 0 || ix0 + (n - 1) * S + 2 >= k->w;
     float* yo = yrow + ox * k->ch;
-    switch (n) {
-      STRIP_CASE(1)
-      STRIP_CASE(2)
-      STRIP_CASE(3)
-      STRIP_CASE(4)
-      STRIP_CASE(5)
-      STRIP_CASE(6)
-      STRIP_CASE(7)
-      STRIP_CASE(8)
+    if (R == 2) {
+      switch (n) {
+        STRIP_CASE(7)
+        STRIP_CASE(8)
+      }
+    } else {
+      switch (n) {
+        STRIP_CASE(1)
+        STRIP_CASE(2)
+        STRIP_CASE(3)
+        STRIP_CASE(4)
+        STRIP_CASE(5)
+        STRIP_CASE(6)
+        STRIP_CASE(7)
+        STRIP_CASE(8)
+      }
     }
     ox += n;
   }
 }
 
-typedef void (*row_fn)(const walk_t*, const float* const*, int64_t, int64_t, int64_t, int64_t,
-                       float*);
-#define ROW_FN(name, S, full)                                                            \
-  AXLE_AVX512 static void name(const walk_t* k, const float* const rows[3], int64_t ky0, \
-                               int64_t ky1, int64_t pl, int64_t wo, float* yrow) {       \
-    row_s(k, rows, ky0, ky1, pl, wo, S, full, yrow);                                     \
+typedef void (*walk_fn)(const walk_t*, const float* const*, int64_t, int64_t, int64_t, int64_t,
+                        float*);
+#define WALK_FN(name, S, R, full)                                                        \
+  AXLE_AVX512 static void name(const walk_t* k, const float* const rows[5], int64_t rlo, \
+                               int64_t rhi, int64_t pl, int64_t wo, float* yrow) {       \
+    walk_rows(k, rows, rlo, rhi, pl, wo, S, R, full, yrow);                              \
   }
-ROW_FN(row_s1_full, 1, 1)
-ROW_FN(row_s1_masked, 1, 0)
-ROW_FN(row_s2_full, 2, 1)
-ROW_FN(row_s2_masked, 2, 0)
+WALK_FN(row_s1_full, 1, 1, 1)
+WALK_FN(row_s1_masked, 1, 1, 0)
+WALK_FN(row_s2_full, 2, 1, 1)
+WALK_FN(row_s2_masked, 2, 1, 0)
+WALK_FN(rows2_s1, 1, 2, 1)
+WALK_FN(rows2_s2, 2, 2, 1)
+
+/* The input rows of output rows [oy, oy + R) (R - 1) * sy + 3 of them
+ * from row iy0 = oy * sy - pad) at channel c: rows[r] and the valid range
+ * [*rlo, *rhi) (the others lie in the padding and are never read). */
+AXLE_AVX512 static void window_rows(const float* x, int64_t c, const walk_t* k, int64_t h,
+                                    int64_t iy0, int64_t count, const float* rows[5], int64_t* rlo,
+                                    int64_t* rhi) {
+  *rlo = iy0 < 0 ? -iy0 : 0;
+  *rhi = h - iy0 < count ? h - iy0 : count;
+  for (int64_t r = 0; r < 5; ++r) rows[r] = x + c;
+  for (int64_t r = *rlo; r < *rhi; ++r) rows[r] = x + (iy0 + r) * k->w * k->ch + c;
+}
 
 AXLE_AVX512 void axle_f32_dwconv_nhwc_3x3__avx512(const axle_f32_conv_params_t* p, const float* x,
                                                   const float* w, const axle_f32_epilogue_t* ep,
@@ -238,27 +183,19 @@ AXLE_AVX512 void axle_f32_dwconv_nhwc_3x3__avx512(const axle_f32_conv_params_t* 
     for (int t = 0; t < 9; ++t) k.wt[t] = _mm512_maskz_loadu_ps(k.m, w + t * k.ch + c);
     k.bias = ep->bias ? _mm512_maskz_loadu_ps(k.m, ep->bias + c) : _mm512_setzero_ps();
     const int full = c1 - c >= 16;
-    const row_fn row =
+    const walk_fn row =
         k.sx == 1 ? (full ? row_s1_full : row_s1_masked) : (full ? row_s2_full : row_s2_masked);
-    int64_t oy = oy0;
     /* Pairs of rows where the strips are 7-8 wide and the strides agree. */
     const int64_t strips = (wo + STRIP - 1) / STRIP;
-    if (full && sy == k.sx && wo / strips >= 7) {
-      const rows2_fn rows2 = sy == 1 ? rows2_s1 : rows2_s2;
-      for (; oy + 1 < oy1; oy += 2) {
-        const int64_t iy0 = oy * sy - pt, nrows = sy + 3;
-        const int64_t rlo = iy0 < 0 ? -iy0 : 0, rhi = h - iy0 < nrows ? h - iy0 : nrows;
-        const float* rows[5] = {x + c, x + c, x + c, x + c, x + c};
-        for (int64_t r = rlo; r < rhi; ++r) rows[r] = x + (iy0 + r) * k.w * k.ch + c;
-        rows2(&k, rows, rlo, rhi, p->pad[2], wo, y + oy * wo * k.ch + c);
-      }
-    }
-    for (; oy < oy1; ++oy) {
-      const int64_t iy0 = oy * sy - pt;
-      const int64_t ky0 = iy0 < 0 ? -iy0 : 0, ky1 = h - iy0 < 3 ? h - iy0 : 3;
-      const float* rows[3] = {x + c, x + c, x + c};
-      for (int64_t ky = ky0; ky < ky1; ++ky) rows[ky] = x + (iy0 + ky) * k.w * k.ch + c;
-      row(&k, rows, ky0, ky1, p->pad[2], wo, y + oy * wo * k.ch + c);
+    const int pairs = full && sy == k.sx && wo / strips >= 7;
+    for (int64_t oy = oy0; oy < oy1;) {
+      const int two = pairs && oy + 1 < oy1;
+      const float* rows[5];
+      int64_t rlo, rhi;
+      window_rows(x, c, &k, h, oy * sy - pt, two ? sy + 3 : 3, rows, &rlo, &rhi);
+      const walk_fn walk = two ? (sy == 1 ? rows2_s1 : rows2_s2) : row;
+      walk(&k, rows, rlo, rhi, p->pad[2], wo, y + oy * wo * k.ch + c);
+      oy += two ? 2 : 1;
     }
   }
 }
