@@ -109,11 +109,13 @@ static int64_t band_for(const axle_f32_conv_plan_t* dw) {
   return band > 4 ? band - band % 4 : band;
 }
 
+static size_t cl_gemm_bytes(const axle_f32_conv_chain_t* c); /* channels-last, below */
+
 void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band) {
   const int64_t ho = c->dw->p.out[1];
   if (c->channels_last) {
     c->band = ho;
-    c->gemm_bytes = 0;
+    c->gemm_bytes = cl_gemm_bytes(c);
     return;
   }
   if (band < 1) band = band_for(c->dw);
@@ -261,30 +263,32 @@ static size_t cl_share(size_t n, size_t t, size_t parts, size_t unit) {
   return t >= parts || s > n ? n : s;
 }
 
+/* Bytes of the two channels-last buffers at the start of the scratch; the
+ * threads' GEMM scratch (c->gemm_bytes each) follows. */
 typedef struct cl_layout_t {
-  size_t e_bytes, d_bytes, gemm_bytes; /* gemm_bytes: per thread */
+  size_t e_bytes, d_bytes;
 } cl_layout_t;
 
-static void cl_layout(const axle_f32_conv_chain_t* c, uint32_t threads, cl_layout_t* l) {
+static void cl_layout(const axle_f32_conv_chain_t* c, cl_layout_t* l) {
   const axle_f32_conv_params_t* d = &c->dw->p;
   l->e_bytes = align64(sizeof(float) * (size_t)(d->in[1] * d->in[2] * d->in_channels));
   l->d_bytes = align64(sizeof(float) * (size_t)(d->out[1] * d->out[2] * d->out_channels));
-  /* Every part's serial GEMM, as the run cuts them. */
-  l->gemm_bytes = 0;
-  const size_t in_px = (size_t)(d->in[1] * d->in[2]);
-  for (uint32_t t = 0; t < threads; ++t) {
-    axle_f32_gemm_t g;
-    const size_t p0 = cl_share(in_px, t, threads, 2 * AXLE_F32_GEMM_MR);
-    cl_gemm(c, 0, p0, cl_share(in_px, t + 1, threads, 2 * AXLE_F32_GEMM_MR) - p0, NULL, NULL, NULL,
-            &g);
-    size_t b = axle_f32_gemm_scratch_size(&g, 1);
-    if (b > l->gemm_bytes) l->gemm_bytes = b;
-    const int64_t o0 = d->out[1] * t / threads, o1 = d->out[1] * (t + 1) / threads;
-    cl_gemm(c, 2, 0, (size_t)((o1 - o0) * d->out[2]), NULL, NULL, NULL, &g);
-    b = axle_f32_gemm_scratch_size(&g, 1);
-    if (b > l->gemm_bytes) l->gemm_bytes = b;
-  }
-  l->gemm_bytes = align64(l->gemm_bytes);
+}
+
+/* The serial GEMM scratch of any part a run may cut (any pixel count of
+ * either GEMM), asked once here rather than on every run. */
+static size_t cl_gemm_bytes(const axle_f32_conv_chain_t* c) {
+  const axle_f32_conv_params_t* d = &c->dw->p;
+  const size_t px[2] = {(size_t)(d->in[1] * d->in[2]), (size_t)(d->out[1] * d->out[2])};
+  size_t most = 0;
+  for (int s = 0; s < 2; ++s)
+    for (size_t m = 1; m <= px[s]; ++m) {
+      axle_f32_gemm_t g;
+      cl_gemm(c, 2 * s, 0, m, NULL, NULL, NULL, &g);
+      const size_t b = axle_f32_gemm_scratch_size(&g, 1);
+      if (b > most) most = b;
+    }
+  return align64(most);
 }
 
 typedef struct cl_run_t {
@@ -296,7 +300,7 @@ typedef struct cl_run_t {
   const float* x;               /* this image's */
   float* y;
   float *e, *d;
-  char* gemm_scratch; /* per thread, l.gemm_bytes apart */
+  char* gemm_scratch; /* per thread, c->gemm_bytes apart */
 } cl_run_t;
 
 /* Part t of the expansion: its share of the input pixels. */
@@ -308,7 +312,7 @@ static void cl_expand_task(void* arg, size_t t, uint32_t thread) {
   if (p0 >= p1) return;
   axle_f32_gemm_t g;
   cl_gemm(r->c, 0, p0, p1 - p0, r->x, r->e, &r->ep0, &g);
-  axle_f32_gemm(&g, r->gemm_scratch + (size_t)thread * r->l.gemm_bytes, NULL);
+  axle_f32_gemm(&g, r->gemm_scratch + (size_t)thread * r->c->gemm_bytes, NULL);
 }
 
 /* Part t of the depthwise stage and the projection: its share of the
@@ -326,7 +330,7 @@ static void cl_rows_task(void* arg, size_t t, uint32_t thread) {
   if (ep2.residual) ep2.residual += p0;
   axle_f32_gemm_t g;
   cl_gemm(r->c, 2, p0, pixels, r->d, r->y, &ep2, &g);
-  axle_f32_gemm(&g, r->gemm_scratch + (size_t)thread * r->l.gemm_bytes, NULL);
+  axle_f32_gemm(&g, r->gemm_scratch + (size_t)thread * r->c->gemm_bytes, NULL);
 }
 
 /* Two regions per image: the expansion split by input pixels, then the
@@ -340,7 +344,7 @@ static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, 
   cl_run_t r;
   r.c = c;
   r.parts = axle_parallel_threads(par);
-  cl_layout(c, (uint32_t)r.parts, &r.l);
+  cl_layout(c, &r.l);
   r.dw = axle_f32_dwconv_nhwc_kernel(d);
   r.e = scratch;
   r.d = (float*)((char*)scratch + r.l.e_bytes);
@@ -371,8 +375,8 @@ size_t axle_f32_conv_chain_scratch_size(const axle_f32_conv_chain_t* c, uint32_t
   if (threads < 1) threads = 1;
   if (c->channels_last) {
     cl_layout_t l;
-    cl_layout(c, threads, &l);
-    return l.e_bytes + l.d_bytes + l.gemm_bytes * threads;
+    cl_layout(c, &l);
+    return l.e_bytes + l.d_bytes + c->gemm_bytes * threads;
   }
   chain_geom_t g;
   chain_geom(c, &g);

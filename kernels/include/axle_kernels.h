@@ -512,7 +512,7 @@ typedef struct axle_f32_conv_chain_t {
   int32_t channels_last;
   /* Set by axle_f32_conv_chain_init, read by the scratch size and the run. */
   int64_t band;                       /* output rows per band */
-  size_t gemm_bytes;                  /* GEMM scratch per thread for any band */
+  size_t gemm_bytes;                  /* GEMM scratch per thread for any band or part */
 } axle_f32_conv_chain_t;
 
 /* Fixes c's band: `band` output rows (clamped to the image), or with band
