@@ -276,14 +276,20 @@ def build_inverted_residuals():
 CHAIN_ENV = {"AXLE_KERNELS_L2_BYTES": "524288"}
 
 
+def fused_steps(path, op, extra=(), env=None):
+    """The first node of each `op` step (ConvChain, ConvPool) that `axle
+    info --optimized` lists for the model, and that listing."""
+    info = run_cli("info", path, "--optimized", *extra, env=env)
+    assert info.returncode == 0, info.stderr
+    return re.findall(r"^\s+(\S+) " + op + " ", info.stdout, re.M), info.stdout
+
+
 @needs_cli
 @pytest.mark.parametrize("threads", [1, 2])
 def test_inverted_residual_chains_match_ort(model_dir, tmp_path, threads):
     path = built_model(model_dir, "inverted_residuals", build_inverted_residuals)
-    info = run_cli("info", path, "--optimized", "--threads", threads, env=CHAIN_ENV)
-    assert info.returncode == 0, info.stderr
-    chained = re.findall(r"^\s+(\S+) ConvChain ", info.stdout, re.M)
-    assert chained == ["conv2", "conv5", "conv8"], info.stdout
+    chained, listing = fused_steps(path, "ConvChain", ("--threads", threads), CHAIN_ENV)
+    assert chained == ["conv2", "conv5", "conv8"], listing
     x = np.random.default_rng(11).normal(0.0, 1.0, (2, 3, 64, 64)).astype(np.float32)
     assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), CHAIN_ENV)
 
@@ -299,27 +305,27 @@ def build_stem_chain():
     return g.model("stem_chain", "input", [2, 3, 128, 128], y, [2, 16, 64, 64])
 
 
-def dispatches_avx512():
-    """Whether the kernels dispatch at AVX-512 here (the CPU has it and
-    AXLE_KERNELS_ISA does not cap it)."""
-    if os.environ.get("AXLE_KERNELS_ISA") in ("scalar", "avx2"):
-        return False
+def dispatch_level():
+    """The ISA level the kernels dispatch at here: 0 scalar, 1 AVX2 + FMA, 2
+    AVX-512 (what the CPU has, capped by AXLE_KERNELS_ISA)."""
     try:
         with open("/proc/cpuinfo") as f:
-            return re.search(r"^flags\s*:.*\bavx512f\b", f.read(), re.M) is not None
+            found = re.search(r"^flags\s*:(.*)$", f.read(), re.M)
     except OSError:
-        return False
+        found = None
+    flags = set(found.group(1).split()) if found else set()
+    level = 2 if "avx512f" in flags else 1 if {"avx2", "fma"} <= flags else 0
+    cap = {"scalar": 0, "avx2": 1}.get(os.environ.get("AXLE_KERNELS_ISA"), 2)
+    return min(level, cap)
 
 
 @needs_cli
 @pytest.mark.parametrize("threads", [1, 2])
 def test_stem_chain_matches_ort(model_dir, tmp_path, threads):
     path = built_model(model_dir, "stem_chain", build_stem_chain)
-    info = run_cli("info", path, "--optimized", "--threads", threads, env=CHAIN_ENV)
-    assert info.returncode == 0, info.stderr
-    chained = re.findall(r"^\s+(\S+) ConvChain ", info.stdout, re.M)
+    chained, listing = fused_steps(path, "ConvChain", ("--threads", threads), CHAIN_ENV)
     # An im2col expansion chains only at AVX-512 (kernels/f32/conv_chain.c).
-    assert chained == (["conv1"] if dispatches_avx512() else []), info.stdout
+    assert chained == (["conv1"] if dispatch_level() >= 2 else []), listing
     x = np.random.default_rng(13).normal(0.0, 1.0, (2, 3, 128, 128)).astype(np.float32)
     assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), CHAIN_ENV)
 
@@ -343,28 +349,14 @@ def build_small_map_blocks():
     return g.model("small_map_blocks", "input", [2, 16, 14, 14], y, [2, 24, 7, 7])
 
 
-def dispatches_avx2():
-    """Whether the kernels dispatch at AVX2 or above here."""
-    if os.environ.get("AXLE_KERNELS_ISA") == "scalar":
-        return False
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = re.search(r"^flags\s*:(.*)$", f.read(), re.M)
-    except OSError:
-        return False
-    return flags is not None and {"avx2", "fma"} <= set(flags.group(1).split())
-
-
 @needs_cli
 @pytest.mark.parametrize("threads", [1, 2])
 def test_channels_last_chains_match_ort(model_dir, tmp_path, threads):
     path = built_model(model_dir, "small_map_blocks", build_small_map_blocks)
-    info = run_cli("info", path, "--optimized", "--threads", threads)
-    assert info.returncode == 0, info.stderr
-    chained = re.findall(r"^\s+(\S+) ConvChain ", info.stdout, re.M)
+    chained, listing = fused_steps(path, "ConvChain", ("--threads", threads))
     # Channels-last chains run on one thread, with AVX2 or above.
-    want = ["conv2", "conv5", "conv8"] if threads == 1 and dispatches_avx2() else []
-    assert chained == want, info.stdout
+    want = ["conv2", "conv5", "conv8"] if threads == 1 and dispatch_level() >= 1 else []
+    assert chained == want, listing
     x = np.random.default_rng(17).normal(0.0, 1.0, (2, 16, 14, 14)).astype(np.float32)
     assert_agree(path, {"input": x}, tmp_path, ("--threads", threads))
 
@@ -388,10 +380,8 @@ def build_inverted_residuals_with_taps():
 @needs_cli
 def test_chains_keep_tensors_read_elsewhere(model_dir, tmp_path):
     path = built_model(model_dir, "inverted_residuals_taps", build_inverted_residuals_with_taps)
-    info = run_cli("info", path, "--optimized", env=CHAIN_ENV)
-    assert info.returncode == 0, info.stderr
-    chained = re.findall(r"^\s+(\S+) ConvChain ", info.stdout, re.M)
-    assert chained == ["conv8"], info.stdout
+    chained, listing = fused_steps(path, "ConvChain", (), CHAIN_ENV)
+    assert chained == ["conv8"], listing
     x = np.random.default_rng(12).normal(0.0, 1.0, (2, 3, 64, 64)).astype(np.float32)
     assert_agree(path, {"input": x}, tmp_path, (), CHAIN_ENV)
 
@@ -422,10 +412,8 @@ def build_conv_pools():
 @pytest.mark.parametrize("threads", [1, 2])
 def test_conv_pools_match_ort(model_dir, tmp_path, threads):
     path = built_model(model_dir, "conv_pools", build_conv_pools)
-    info = run_cli("info", path, "--optimized", "--threads", threads, env=CHAIN_ENV)
-    assert info.returncode == 0, info.stderr
-    pooled = re.findall(r"^\s+(\S+) ConvPool ", info.stdout, re.M)
-    assert pooled == ["conv1", "conv2"], info.stdout
+    pooled, listing = fused_steps(path, "ConvPool", ("--threads", threads), CHAIN_ENV)
+    assert pooled == ["conv1", "conv2"], listing
     x = np.random.default_rng(13).normal(0.0, 1.0, (2, 3, 128, 96)).astype(np.float32)
     assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), CHAIN_ENV)
 
