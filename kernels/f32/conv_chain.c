@@ -202,7 +202,8 @@ int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_
    * the expansion leaves them. */
   const size_t pixels = (size_t)(dw->p.in[1] * dw->p.in[2]);
   if (threads == 1 && chain_shapes(expand, dw, project) && is_pointwise_gemm(expand) &&
-      pixels < (size_t)dw->p.in_channels && axle_kernels_isa() >= AXLE_ISA_AVX2_FMA)
+      axle_f32_dwconv_nhwc_supports(&dw->p) && pixels < (size_t)dw->p.in_channels &&
+      axle_kernels_isa() >= AXLE_ISA_AVX2_FMA)
     return AXLE_F32_CHAIN_CHANNELS_LAST;
   return AXLE_F32_CHAIN_NONE;
 }
