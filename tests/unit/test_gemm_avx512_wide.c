@@ -22,21 +22,22 @@ static int skipped(void) {
   return 1;
 }
 
-/* Epilogue number e: bias, residual and activation in turn, all combined. */
+/* Epilogue number e: a bias (bit 0), a residual (bit 1) and an activation
+ * (e / 4: none, ReLU, a clip, a leaky slope), every combination. */
 static void make_ep(int e, const float* bias, const float* res, size_t ldr,
                     axle_f32_epilogue_t* ep) {
   axle_f32_epilogue_init(ep);
   ep->bias = e & 1 ? bias : NULL;
   ep->residual = e & 2 ? res : NULL;
   ep->ldr = ldr;
-  switch (e % 4) {
+  switch (e / 4) {
     case 1: ep->min = 0.0f; break;
     case 2: ep->min = 0.0f; ep->max = 0.25f; break;
     case 3: ep->leaky = 1; ep->leaky_alpha = 0.1f; break;
     default: break;
   }
 }
-enum { EP_COUNT = 8 };
+enum { EP_COUNT = 16 };
 
 /* One wide call. ldb == NR: two packed B panels, kc * NR apart; otherwise B
  * is read in place, rows ldb apart and the second panel NR columns on. A is
@@ -96,13 +97,15 @@ static void test_wide_ukernel(void) {
   /* Packed, and in place with a row stride of exactly two panels and one
    * that is no multiple of the vector. */
   static const size_t ldbs[] = {NR, 2 * NR, 2 * NR + 5};
-  int e = 0;
+  /* Each flag set meets every epilogue on each tile shape's 18 K and B
+   * cases (counted by blk). */
+  size_t blk = 0;
   for (size_t mr = 1; mr <= 2 * MR; ++mr)
     for (size_t nr = 1; nr <= 2 * NR; ++nr)
       for (size_t ki = 0; ki < sizeof kcs / sizeof kcs[0]; ++ki)
-        for (size_t li = 0; li < sizeof ldbs / sizeof ldbs[0]; ++li)
+        for (size_t li = 0; li < sizeof ldbs / sizeof ldbs[0]; ++li, ++blk)
           for (size_t fi = 0; fi < sizeof flag_sets / sizeof flag_sets[0]; ++fi)
-            wide_case(mr, nr, kcs[ki], ldbs[li], flag_sets[fi], e++ % EP_COUNT);
+            wide_case(mr, nr, kcs[ki], ldbs[li], flag_sets[fi], (int)((blk + fi) % EP_COUNT));
 }
 
 /* A generated B served from a row-major k x n matrix. */
