@@ -1,14 +1,17 @@
 /* Depthwise 3x3 convolution of one plane with AVX-512, stride 1 or 2, read
  * in place. "Same" stride-1 planes take the flat walk of dwconv_avx2.c on
- * 16 lanes; the others a row-blocked walk: four output rows per pass, each
- * input row loaded once for every output row it feeds, the weights held in
- * registers, and at stride 2 three 16-aligned loads deinterleaved by three
- * two-source permutes per row (loads bound these kernels: the per-row walk
- * before it took 12 loads, most of them split across cache lines, and
- * reloaded a weight per FMA; 1.75x on stride-2 planes in L2). Opmasks
- * replace what AVX2 builds from compares and blends: taps in the padding
- * are masked loads (masked-off lanes read nothing, so they may lie outside
- * the plane, and give 0) and a row's last group is a masked store. */
+ * 16 lanes, or from 32 wide a slide along the rows (plane_s1_slide);
+ * stride-2 planes with padding 1 and more than 8 outputs a row a slide too
+ * (plane_s2_slide); the others a row-blocked walk: four output rows per
+ * pass, each input row loaded once for every output row it feeds, the
+ * weights held in registers, and at stride 2 three 16-aligned loads
+ * deinterleaved by three two-source permutes per row (loads bound these
+ * kernels: the per-row walk before it took 12 loads, most of them split
+ * across cache lines, and reloaded a weight per FMA; 1.75x on stride-2
+ * planes in L2). Opmasks replace what AVX2 builds from compares and
+ * blends: taps in the padding are masked loads (masked-off lanes read
+ * nothing, so they may lie outside the plane, and give 0) and a row's last
+ * group is a masked store. */
 #include <immintrin.h>
 
 #include "axle_kernels.h"
@@ -64,7 +67,8 @@ typedef struct dw_plane_t {
   __m512 bias, lo, hi, alpha;
   int leaky;
   int64_t iw;
-  __mmask16 tail; /* lanes of a row's last column group */
+  __mmask16 tail;       /* lanes of a row's last column group */
+  __mmask16 s2_last[2]; /* plane_s2_slide: the last group's two loads' lanes */
 } dw_plane_t;
 
 /* Clamp and leaky. */
@@ -423,6 +427,121 @@ static int slides(const axle_f32_conv_params_t* p) {
   return p->stride[2] == 1 && p->pad[2] == 1 && p->out[2] == p->in[2] && p->in[2] >= 32;
 }
 
+/* Column group g (16 outputs; lanes sm stored) of R (1 or 2) output rows
+ * of plane_s2_slide from input rows row[0..2R]
+ * (lanes in[t] of each: all or none; output row r reads rows 2r..2r+2),
+ * inlined with constant flags as slide_row. Output group g takes input
+ * columns 32 g - 1 .. 32 g + 31: the middle taps are the even columns of
+ * the two 16-float groups at 32 g, the right taps their odd columns, and
+ * the left taps those odd columns one lane on, the last of the group
+ * before (valignd) coming in at lane 0. Two output rows share their middle
+ * input row's loads and shuffles. */
+AXLE_AVX512 static AXLE_INLINE void slide2_group(const dw_plane_t* d, const dw_taps_t* k,
+                                                 const int R, int whole, int plain,
+                                                 const uintptr_t row[5], const __mmask16 in[5],
+                                                 __m512 prev[5], int64_t g, __mmask16 sm,
+                                                 const __mmask16 cols[2], const float* res,
+                                                 int64_t ow, float* y) {
+  __m512 acc[2][3];
+  for (int t = 0; t <= 2 * R; ++t) {
+    const float* at = (const float*)(row[t] + (uintptr_t)(g * 128));
+    __m512 lo, hi;
+    if (whole) {
+      lo = _mm512_loadu_ps(at);
+      hi = _mm512_loadu_ps(at + 16);
+    } else {
+      lo = _mm512_maskz_loadu_ps(in[t] & cols[0], at);
+      hi = _mm512_maskz_loadu_ps(in[t] & cols[1], at + 16);
+    }
+    const __m512 mid = even_of(lo, hi), right = odd_of(lo, hi);
+    const __m512 left = _mm512_castsi512_ps(
+        _mm512_alignr_epi32(_mm512_castps_si512(right), _mm512_castps_si512(prev[t]), 15));
+    prev[t] = right;
+    /* Input row t is kernel row kr of output row (t - kr) / 2. */
+    for (int kr = 0; kr < 3; ++kr) {
+      const int r = (t - kr) / 2;
+      if (t < kr || (t - kr) % 2 || r >= R) continue;
+      const __m512 wl = kr == 0 ? k->w00 : kr == 1 ? k->w10 : k->w20;
+      const __m512 wm = kr == 0 ? k->w01 : kr == 1 ? k->w11 : k->w21;
+      const __m512 wr = kr == 0 ? k->w02 : kr == 1 ? k->w12 : k->w22;
+      __m512 a = kr == 0 ? _mm512_fmadd_ps(wl, left, d->bias) : _mm512_mul_ps(wl, left);
+      a = _mm512_fmadd_ps(wm, mid, a);
+      acc[r][kr] = _mm512_fmadd_ps(wr, right, a);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const __m512 v = _mm512_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]), acc[r][2]);
+    float* yr = y + r * ow + 16 * g;
+    if (plain)
+      _mm512_mask_storeu_ps(yr, sm, _mm512_min_ps(d->hi, _mm512_max_ps(d->lo, v)));
+    else
+      finish(d, v, res ? res + r * ow + 16 * g : NULL, yr, sm);
+  }
+}
+
+/* R output rows of plane_s2_slide, group by group; full: all their input
+ * rows inside the plane. */
+AXLE_AVX512 static AXLE_INLINE void slide2_rows(const dw_plane_t* d, const dw_taps_t* k,
+                                                const int R, int full, int plain,
+                                                const uintptr_t row[5], const __mmask16 in[5],
+                                                int64_t groups, const float* res, int64_t ow,
+                                                float* y) {
+  __m512 prev[5];
+  for (int t = 0; t <= 2 * R; ++t) prev[t] = _mm512_setzero_ps();
+  /* Only the last group can read past the row's end (its column masks:
+   * d->s2_last). */
+  const __mmask16 all[2] = {0xFFFF, 0xFFFF};
+  int64_t g = 0;
+  for (; g + 1 < groups; ++g)
+    slide2_group(d, k, R, full, plain, row, in, prev, g, 0xFFFF, all, res, ow, y);
+  slide2_group(d, k, R, 0, plain, row, in, prev, g, d->tail, d->s2_last, res, ow, y);
+}
+
+/* Stride 2 with left padding 1 and an output of (iw + 1) / 2 columns
+ * (MobileNetV2's 112 -> 56 and 56 -> 28 planes, which its chains run in
+ * bands): two output rows at a time, row by row across as plane_s1_slide,
+ * two aligned loads and three shuffles per input row and 16 outputs, the
+ * weights in registers. The row-blocked walk spilled on these (27 cycles
+ * per 16 outputs for a 112x112 plane in L2). */
+AXLE_AVX512 static void plane_s2_slide(const dw_plane_t* d, const axle_f32_conv_params_t* p,
+                                       const float* x, const float* residual, float* y) {
+  const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2], pt = p->pad[1];
+  const int64_t groups = (ow + 15) / 16;
+  const dw_taps_t k = {d->w[0], d->w[1], d->w[2], d->w[3], d->w[4],
+                       d->w[5], d->w[6], d->w[7], d->w[8]};
+  const int plain = !residual && !d->leaky;
+  dw_plane_t dl = *d;
+  dl.s2_last[0] = lanes_inside(32 * (groups - 1), iw);
+  dl.s2_last[1] = lanes_inside(32 * (groups - 1) + 16, iw);
+  d = &dl;
+  for (int64_t oy = 0; oy < oh; oy += 2) {
+    const int two = oy + 1 < oh;
+    uintptr_t row[5];
+    __mmask16 in[5];
+    int full = 1;
+    for (int t = 0; t < 5; ++t) {
+      const int64_t iy = 2 * oy - pt + t;
+      const int inside = iy >= 0 && iy < ih;
+      if (t < 3 || two) full &= inside;
+      in[t] = inside ? (__mmask16)0xFFFF : (__mmask16)0;
+      row[t] = (uintptr_t)x + (uintptr_t)(iy * iw * (int64_t)sizeof(float));
+    }
+    const float* res = residual ? residual + oy * ow : NULL;
+    if (two && full && plain)
+      slide2_rows(d, &k, 2, 1, 1, row, in, groups, NULL, ow, y + oy * ow);
+    else if (two)
+      slide2_rows(d, &k, 2, 0, 0, row, in, groups, res, ow, y + oy * ow);
+    else
+      slide2_rows(d, &k, 1, 0, 0, row, in, groups, res, ow, y + oy * ow);
+  }
+}
+
+/* Whether plane_s2_slide takes p. */
+static int slides2(const axle_f32_conv_params_t* p) {
+  return p->stride[1] == 2 && p->stride[2] == 2 && p->pad[2] == 1 &&
+         p->out[2] == (p->in[2] + 1) / 2 && p->out[2] > 8;
+}
+
 /* Stride 2 with output rows of at most 8 (the 14x14 -> 7x7 planes): two
  * output rows per vector, row oy in lanes 0-7 and oy + 1 in lanes 8-15.
  * even_of / odd_of of loads at the same columns of the two windows' rows
@@ -494,6 +613,10 @@ AXLE_AVX512 void axle_f32_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t*
   }
   if (s == 2 && ow <= 8) {
     plane_s2_narrow(&d, p, x_plane, residual, y_plane);
+    return;
+  }
+  if (slides2(p)) {
+    plane_s2_slide(&d, p, x_plane, residual, y_plane);
     return;
   }
   plane_rows(&d, s, p, x_plane, residual, y_plane);
