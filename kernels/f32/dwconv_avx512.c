@@ -318,6 +318,23 @@ AXLE_AVX512 static void plane_same_s1(const dw_plane_t* d, const axle_f32_conv_p
   }
 }
 
+/* The input rows that output rows oy and, where `two`, oy + 1 read at
+ * stride s (s + 3 of them): row[t] as an address (it may lie outside the
+ * plane) and in[t] (all lanes inside it, or none). Returns whether all the
+ * rows the one or two outputs read are inside. */
+static int pair_rows(const float* x, int64_t ih, int64_t iw, int64_t s, int64_t pt, int64_t oy,
+                     int two, uintptr_t row[5], __mmask16 in[5]) {
+  int full = 1;
+  for (int64_t t = 0; t < s + 3; ++t) {
+    const int64_t iy = s * oy - pt + t;
+    const int inside = iy >= 0 && iy < ih;
+    if (t < 3 || two) full &= inside;
+    in[t] = inside ? (__mmask16)0xFFFF : (__mmask16)0;
+    row[t] = (uintptr_t)x + (uintptr_t)(iy * iw * (int64_t)sizeof(float));
+  }
+  return full;
+}
+
 /* Column group g of R (1 or 2) output rows of plane_s1_slide from input
  * rows row[0..R+1] (output row r reads rows r..r+2): the groups p[t]
  * before, c[t] at and n[t] after g of each input row, its tap columns
@@ -357,8 +374,8 @@ AXLE_AVX512 static AXLE_INLINE void slide_group(const dw_plane_t* d, const dw_ta
  * with constant flags: full (all R + 2 input rows inside: plain loads) and
  * plain (no residual, no leaky). */
 AXLE_AVX512 static AXLE_INLINE void slide_rows(const dw_plane_t* d, const dw_taps_t* k, const int R,
-                                               int full, int plain, const uintptr_t row[4],
-                                               const __mmask16 in[4], int64_t groups,
+                                               int full, int plain, const uintptr_t row[5],
+                                               const __mmask16 in[5], int64_t groups,
                                                const float* res, int64_t w, float* y) {
   __m512 p[4], c[4], n[4];
 #define AXLE_GROUP(t, g, m)                                          \
@@ -413,16 +430,9 @@ AXLE_AVX512 static void plane_s1_slide(const dw_plane_t* d, const axle_f32_conv_
   const int plain = !residual && !d->leaky;
   for (int64_t oy = 0; oy < oh; oy += 2) {
     const int two = oy + 1 < oh;
-    uintptr_t row[4];
-    __mmask16 in[4];
-    int full = 1;
-    for (int t = 0; t < 4; ++t) {
-      const int64_t iy = oy - pt + t;
-      const int inside = iy >= 0 && iy < ih;
-      if (t < 3 || two) full &= inside;
-      in[t] = inside ? (__mmask16)0xFFFF : (__mmask16)0;
-      row[t] = (uintptr_t)x + (uintptr_t)(iy * w * (int64_t)sizeof(float));
-    }
+    uintptr_t row[5];
+    __mmask16 in[5];
+    const int full = pair_rows(x, ih, w, 1, pt, oy, two, row, in);
     const float* res = residual ? residual + oy * w : NULL;
     if (two && full && plain)
       slide_rows(d, &k, 2, 1, 1, row, in, groups, NULL, w, y + oy * w);
@@ -534,14 +544,7 @@ AXLE_AVX512 static void plane_s2_slide(const dw_plane_t* d, const axle_f32_conv_
     const int two = oy + 1 < oh;
     uintptr_t row[5];
     __mmask16 in[5];
-    int full = 1;
-    for (int t = 0; t < 5; ++t) {
-      const int64_t iy = 2 * oy - pt + t;
-      const int inside = iy >= 0 && iy < ih;
-      if (t < 3 || two) full &= inside;
-      in[t] = inside ? (__mmask16)0xFFFF : (__mmask16)0;
-      row[t] = (uintptr_t)x + (uintptr_t)(iy * iw * (int64_t)sizeof(float));
-    }
+    const int full = pair_rows(x, ih, iw, 2, pt, oy, two, row, in);
     const float* res = residual ? residual + oy * ow : NULL;
     if (two && full && plain)
       slide2_rows(d, &k, 2, 1, 1, row, in, groups, NULL, ow, y + oy * ow);
