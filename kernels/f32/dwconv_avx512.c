@@ -444,13 +444,15 @@ AXLE_AVX512 static void plane_s1_slide(const dw_plane_t* d, const axle_f32_conv_
 }
 
 /* Whether plane_s1_slide takes p: stride 1, left padding 1, output as wide
- * as the input, rows of two vectors or more. Narrower rows leave the slide
- * partial vectors and a row's setup per vector or two: the flat walk, which
- * fills whole vectors across rows with masks shared by a call's planes, was
- * as fast at 28x28 and 1.25x faster at 14x14, where the slide was 1.17x
- * faster at 56x56 and 1.3-1.55x at 112x112. */
+ * as the input, rows of 28 or more. Narrower rows leave the slide partial
+ * vectors and a row's setup per vector or two: the flat walk, which fills
+ * whole vectors across rows with masks shared by a call's planes, was 1.25x
+ * faster at 14x14; the one-row slide was as fast at 28x28, 1.17x faster at
+ * 56x56 and 1.3-1.55x at 112x112, and the two-row one 1.3x at 28x28 (192
+ * planes: 6.5 -> 5.05 ns per 16 outputs; MobileNetV2's two such layers ~11
+ * us faster each). */
 static int slides(const axle_f32_conv_params_t* p) {
-  return p->stride[2] == 1 && p->pad[2] == 1 && p->out[2] == p->in[2] && p->in[2] >= 32;
+  return p->stride[2] == 1 && p->pad[2] == 1 && p->out[2] == p->in[2] && p->in[2] >= 28;
 }
 
 /* Column group g (16 outputs; lanes sm stored) of R (1 or 2) output rows
@@ -773,10 +775,13 @@ AXLE_AVX512 void axle_f32_dwconv_planes_3x3__avx512(const axle_f32_conv_params_t
   d.leaky = ep->leaky;
   /* Planes one by one: two rows per vector at stride 2 with rows of at
    * most 8 (as fast as the split into quarters on 14x14 planes, and they
-   * take any padding), and the slide where it takes the plane. */
+   * take any padding), and the slides where they take the plane (at stride
+   * 2 faster than the quarters: 192 planes 28 -> 14 12.2 -> 8.9 ns per 16
+   * outputs, 144 planes 56 -> 28 14.1 -> 10.4). */
   void (*const per_plane)(const dw_plane_t*, const axle_f32_conv_params_t*, const float*,
                           const float*, float*) = s == 2 && ow <= 8 ? plane_s2_narrow
                                                   : slides(p)       ? plane_s1_slide
+                                                  : slides2(p)      ? plane_s2_slide
                                                                     : NULL;
   if (per_plane) {
     d.tail = lanes_inside(0, ow - (ow - 1) / 16 * 16);
