@@ -370,7 +370,7 @@ AXLE_AVX512 static AXLE_INLINE void slide_group(const dw_plane_t* d, const dw_ta
   }
 }
 
-/* R output rows of plane_s1_slide, group by group (groups >= 2), inlined
+/* R output rows of plane_s1_slide, group by group, inlined
  * with constant flags: full (all R + 2 input rows inside: plain loads) and
  * plain (no residual, no leaky). */
 AXLE_AVX512 static AXLE_INLINE void slide_rows(const dw_plane_t* d, const dw_taps_t* k, const int R,
@@ -382,6 +382,14 @@ AXLE_AVX512 static AXLE_INLINE void slide_rows(const dw_plane_t* d, const dw_tap
   (full && (m) == 0xFFFF                                             \
        ? _mm512_loadu_ps((const float*)(row[t] + (uintptr_t)(g)*64)) \
        : _mm512_maskz_loadu_ps(in[t] & (m), (const float*)(row[t] + (uintptr_t)(g)*64)))
+  if (groups == 1) {
+    for (int t = 0; t < R + 2; ++t) {
+      p[t] = n[t] = _mm512_setzero_ps();
+      c[t] = AXLE_GROUP(t, 0, d->tail);
+    }
+    slide_group(d, k, R, plain, p, c, n, 0, d->tail, res, w, y);
+    return;
+  }
   for (int t = 0; t < R + 2; ++t) {
     p[t] = _mm512_setzero_ps();
     c[t] = AXLE_GROUP(t, 0, 0xFFFF);
@@ -444,15 +452,18 @@ AXLE_AVX512 static void plane_s1_slide(const dw_plane_t* d, const axle_f32_conv_
 }
 
 /* Whether plane_s1_slide takes p: stride 1, left padding 1, output as wide
- * as the input, rows of 28 or more. Narrower rows leave the slide partial
- * vectors and a row's setup per vector or two: the flat walk, which fills
- * whole vectors across rows with masks shared by a call's planes, was 1.25x
- * faster at 14x14; the one-row slide was as fast at 28x28, 1.17x faster at
- * 56x56 and 1.3-1.55x at 112x112, and the two-row one 1.3x at 28x28 (192
- * planes: 6.5 -> 5.05 ns per 16 outputs; MobileNetV2's two such layers ~11
- * us faster each). */
+ * as the input, rows of 14 or more. Narrower rows leave the slide mostly
+ * empty vectors, where the flat walk fills whole vectors across rows with
+ * masks shared by a call's planes. Against that walk, over runs of planes:
+ * the one-row slide was 1.25x slower at 14x14, as fast at 28x28, 1.17x
+ * faster at 56x56 and 1.3-1.55x at 112x112; the two-row one 1.15x faster
+ * at 14x14 (one masked group a row; 576 planes 8.0 -> 6.6 ns per 16
+ * outputs), 1.35x at 16x16 and 1.3x at 28x28 (192 planes 6.5 -> 5.05). In
+ * MobileNetV2 the 28x28 layers ran ~11 us faster each at 1 thread, the
+ * 14x14 ones 3-7 us each at 2 threads (at 1 thread they are channels-last,
+ * see conv_chain.c). */
 static int slides(const axle_f32_conv_params_t* p) {
-  return p->stride[2] == 1 && p->pad[2] == 1 && p->out[2] == p->in[2] && p->in[2] >= 28;
+  return p->stride[2] == 1 && p->pad[2] == 1 && p->out[2] == p->in[2] && p->in[2] >= 14;
 }
 
 /* Column group g (16 outputs; lanes sm stored) of R (1 or 2) output rows
