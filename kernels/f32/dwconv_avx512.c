@@ -67,8 +67,7 @@ typedef struct dw_plane_t {
   __m512 bias, lo, hi, alpha;
   int leaky;
   int64_t iw;
-  __mmask16 tail;       /* lanes of a row's last column group */
-  __mmask16 s2_last[2]; /* plane_s2_slide: the last group's two loads' lanes */
+  __mmask16 tail; /* lanes of a row's last column group */
 } dw_plane_t;
 
 /* Clamp and leaky. */
@@ -519,21 +518,20 @@ AXLE_AVX512 static AXLE_INLINE void slide2_group(const dw_plane_t* d, const dw_t
 }
 
 /* R output rows of plane_s2_slide, group by group; full: all their input
- * rows inside the plane. */
+ * rows inside the plane. Only the last group can read past the row's end:
+ * `last` holds its two loads' column masks. */
 AXLE_AVX512 static AXLE_INLINE void slide2_rows(const dw_plane_t* d, const dw_taps_t* k,
                                                 const int R, int full, int plain,
                                                 const uintptr_t row[5], const __mmask16 in[5],
-                                                int64_t groups, const float* res, int64_t ow,
-                                                float* y) {
+                                                int64_t groups, const __mmask16 last[2],
+                                                const float* res, int64_t ow, float* y) {
   __m512 prev[5];
   for (int t = 0; t <= 2 * R; ++t) prev[t] = _mm512_setzero_ps();
-  /* Only the last group can read past the row's end (its column masks:
-   * d->s2_last). */
   const __mmask16 all[2] = {0xFFFF, 0xFFFF};
   int64_t g = 0;
   for (; g + 1 < groups; ++g)
     slide2_group(d, k, R, full, plain, row, in, prev, g, 0xFFFF, all, res, ow, y);
-  slide2_group(d, k, R, 0, plain, row, in, prev, g, d->tail, d->s2_last, res, ow, y);
+  slide2_group(d, k, R, 0, plain, row, in, prev, g, d->tail, last, res, ow, y);
 }
 
 /* Stride 2 with left padding 1 and an output of (iw + 1) / 2 columns
@@ -549,10 +547,8 @@ AXLE_AVX512 static void plane_s2_slide(const dw_plane_t* d, const axle_f32_conv_
   const dw_taps_t k = {d->w[0], d->w[1], d->w[2], d->w[3], d->w[4],
                        d->w[5], d->w[6], d->w[7], d->w[8]};
   const int plain = !residual && !d->leaky;
-  dw_plane_t dl = *d;
-  dl.s2_last[0] = lanes_inside(32 * (groups - 1), iw);
-  dl.s2_last[1] = lanes_inside(32 * (groups - 1) + 16, iw);
-  d = &dl;
+  const __mmask16 last[2] = {lanes_inside(32 * (groups - 1), iw),
+                             lanes_inside(32 * (groups - 1) + 16, iw)};
   for (int64_t oy = 0; oy < oh; oy += 2) {
     const int two = oy + 1 < oh;
     uintptr_t row[5];
@@ -560,11 +556,11 @@ AXLE_AVX512 static void plane_s2_slide(const dw_plane_t* d, const axle_f32_conv_
     const int full = pair_rows(x, ih, iw, 2, pt, oy, two, row, in);
     const float* res = residual ? residual + oy * ow : NULL;
     if (two && full && plain)
-      slide2_rows(d, &k, 2, 1, 1, row, in, groups, NULL, ow, y + oy * ow);
+      slide2_rows(d, &k, 2, 1, 1, row, in, groups, last, NULL, ow, y + oy * ow);
     else if (two)
-      slide2_rows(d, &k, 2, 0, 0, row, in, groups, res, ow, y + oy * ow);
+      slide2_rows(d, &k, 2, 0, 0, row, in, groups, last, res, ow, y + oy * ow);
     else
-      slide2_rows(d, &k, 1, 0, 0, row, in, groups, res, ow, y + oy * ow);
+      slide2_rows(d, &k, 1, 0, 0, row, in, groups, last, res, ow, y + oy * ow);
   }
 }
 

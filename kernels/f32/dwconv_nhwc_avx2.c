@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include "axle_kernels.h"
+#include "window.h"
 
 #define AXLE_AVX2 __attribute__((target("avx2,fma")))
 /* The strips must inline: their pixel count and border handling are
@@ -93,10 +94,9 @@ AXLE_AVX2 void axle_f32_dwconv_nhwc_3x3__avx2_fma(const axle_f32_conv_params_t* 
     for (int t = 0; t < 9; ++t) k.wt[t] = _mm256_maskload_ps(w + t * k.ch + c, k.m);
     k.bias = ep->bias ? _mm256_maskload_ps(ep->bias + c, k.m) : _mm256_setzero_ps();
     for (int64_t oy = oy0; oy < oy1; ++oy) {
-      const int64_t iy0 = oy * sy - pt;
-      const int64_t ky0 = iy0 < 0 ? -iy0 : 0, ky1 = h - iy0 < 3 ? h - iy0 : 3;
-      const float* rows[3] = {x + c, x + c, x + c};
-      for (int64_t ky = ky0; ky < ky1; ++ky) rows[ky] = x + (iy0 + ky) * k.w * k.ch + c;
+      const float* rows[3];
+      int64_t ky0, ky1;
+      axle_window_rows_nhwc(x, h, k.w, k.ch, c, oy * sy - pt, 3, rows, &ky0, &ky1);
       row(&k, rows, ky0, ky1, p->pad[2], wo, y + oy * wo * k.ch + c);
     }
   }

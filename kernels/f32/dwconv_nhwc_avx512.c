@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include "axle_kernels.h"
+#include "window.h"
 
 #define AXLE_AVX512 __attribute__((target("avx2,fma,avx512f")))
 /* The strips must inline: their pixel count and border handling are
@@ -153,18 +154,6 @@ WALK_FN(row_s2_masked, 2, 1, 0)
 WALK_FN(rows2_s1, 1, 2, 1)
 WALK_FN(rows2_s2, 2, 2, 1)
 
-/* The input rows of output rows [oy, oy + R) (R - 1) * sy + 3 of them
- * from row iy0 = oy * sy - pad) at channel c: rows[r] and the valid range
- * [*rlo, *rhi) (the others lie in the padding and are never read). */
-AXLE_AVX512 static void window_rows(const float* x, int64_t c, const walk_t* k, int64_t h,
-                                    int64_t iy0, int64_t count, const float* rows[5], int64_t* rlo,
-                                    int64_t* rhi) {
-  *rlo = iy0 < 0 ? -iy0 : 0;
-  *rhi = h - iy0 < count ? h - iy0 : count;
-  for (int64_t r = 0; r < 5; ++r) rows[r] = x + c;
-  for (int64_t r = *rlo; r < *rhi; ++r) rows[r] = x + (iy0 + r) * k->w * k->ch + c;
-}
-
 AXLE_AVX512 void axle_f32_dwconv_nhwc_3x3__avx512(const axle_f32_conv_params_t* p, const float* x,
                                                   const float* w, const axle_f32_epilogue_t* ep,
                                                   int64_t oy0, int64_t oy1, int64_t c0, int64_t c1,
@@ -192,7 +181,8 @@ AXLE_AVX512 void axle_f32_dwconv_nhwc_3x3__avx512(const axle_f32_conv_params_t* 
       const int two = pairs && oy + 1 < oy1;
       const float* rows[5];
       int64_t rlo, rhi;
-      window_rows(x, c, &k, h, oy * sy - pt, two ? sy + 3 : 3, rows, &rlo, &rhi);
+      /* Output rows [oy, oy + 1 + two) read (two ? sy : 0) + 3 input rows. */
+      axle_window_rows_nhwc(x, h, k.w, k.ch, c, oy * sy - pt, two ? sy + 3 : 3, rows, &rlo, &rhi);
       const walk_fn walk = two ? (sy == 1 ? rows2_s1 : rows2_s2) : row;
       walk(&k, rows, rlo, rhi, p->pad[2], wo, y + oy * wo * k.ch + c);
       oy += two ? 2 : 1;

@@ -21,6 +21,18 @@ static inline void axle_window_taps(int64_t start, int64_t d, int64_t k, int64_t
   *hi = h;
 }
 
+/* The `count` rows from row iy0 (may be negative) of a channels-last image
+ * at x (h rows of w pixels of ch channels), from channel c: rows[r] for the
+ * rows [*lo, *hi) inside the image; the others point at x + c and are never
+ * read. For the channels-last depthwise kernels' row windows. */
+static inline void axle_window_rows_nhwc(const float* x, int64_t h, int64_t w, int64_t ch,
+                                         int64_t c, int64_t iy0, int64_t count, const float** rows,
+                                         int64_t* lo, int64_t* hi) {
+  axle_window_taps(iy0, 1, count, h, lo, hi);
+  for (int64_t r = 0; r < count; ++r) rows[r] = x + c;
+  for (int64_t r = *lo; r < *hi; ++r) rows[r] = x + (iy0 + r) * w * ch + c;
+}
+
 /* Taps of a window that fall inside [-pad, in + pad_end): the divisor of
  * count_include_pad averages. Windows always start at or after -pad, so only
  * the trailing bound (crossed by ceil_mode windows) clips. */
