@@ -221,17 +221,35 @@ int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_
  * stored whole, and the projection's packing of its input (a transpose)
  * costs less than reading it as B would (1 thread, in the network, per
  * 14x14 block with 384 channels: expansion 68 against 90 us, projection 78
- * against 87). */
+ * against 87). Where the AVX-512 tiles can read it in place (cl_blocked),
+ * the depthwise stage writes its output in blocks of 16 channels instead,
+ * the projection's blocked A, and the packing goes: alone, 576 -> 96 at
+ * 14x14 131-146 -> 115-129 us, 384 -> 64 66-71 -> 57-60, 960 -> 160 at
+ * 7x7 96-108 -> 91-93. */
+
+/* The block stride of the depthwise output as the projection's blocked A,
+ * or 0 to keep it [pixels][channels]: only where the driver reads it in
+ * place (AVX-512, K in whole blocks of 16, tiles all 32 wide), since
+ * anywhere else it would be packed from the blocks, slower than from rows. */
+static size_t cl_blocked(const axle_f32_conv_chain_t* c) {
+  const axle_f32_conv_params_t* d = &c->dw->p;
+  const size_t k = c->project->k, n = c->project->m;
+  if (axle_kernels_isa() < AXLE_ISA_AVX512 || k % 16 || axle_f32_gemm_kc(k) % 16 ||
+      n % (2 * AXLE_F32_GEMM_NR))
+    return 0;
+  return 16 * (size_t)(d->out[1] * d->out[2]);
+}
 
 /* The GEMM of the expansion (stage 0) or projection (stage 2) of one image
  * over its pixels [p0, p0 + pixels), with the pixels on the tile's rows
  * (the plans made channels-last): the expansion reads the NCHW input as
  * A = X^T and writes the channels-last buffer row by row; the projection
- * reads that buffer as a row-major A and stores its tiles transposed into
- * the NCHW output. ep: its epilogue, to be filled by the caller (the
- * residual offset to p0 too). */
+ * reads that buffer as a row-major A (or blocked, its block stride
+ * `blocked`: cl_blocked) and stores its tiles transposed into the NCHW
+ * output. ep: its epilogue, to be filled by the caller (the residual
+ * offset to p0 too). */
 static void cl_gemm(const axle_f32_conv_chain_t* c, int stage, size_t p0, size_t pixels,
-                    const float* in, float* out, const axle_f32_epilogue_t* ep,
+                    const float* in, size_t blocked, float* out, const axle_f32_epilogue_t* ep,
                     axle_f32_gemm_t* g) {
   const axle_f32_conv_plan_t* plan = stage == 0 ? c->expand : c->project;
   memset(g, 0, sizeof *g);
@@ -248,9 +266,14 @@ static void cl_gemm(const axle_f32_conv_chain_t* c, int stage, size_t p0, size_t
     g->c = out + p0 * plan->m;
     g->ldc = plan->m;
   } else {
-    g->a.data = in + p0 * plan->k;
-    g->a.rs = plan->k;
-    g->a.cs = 1;
+    if (blocked) {
+      g->a.data = in + p0 * 16;
+      g->a.blocked = blocked;
+    } else {
+      g->a.data = in + p0 * plan->k;
+      g->a.rs = plan->k;
+      g->a.cs = 1;
+    }
     g->c = out + p0;
     g->ldc = plan->n;
     g->c_transposed = 1;
@@ -277,18 +300,20 @@ static void cl_layout(const axle_f32_conv_chain_t* c, cl_layout_t* l) {
 }
 
 /* The serial GEMM scratch of any part a run may cut (any pixel count of
- * either GEMM), asked once here rather than on every run. */
+ * either GEMM, the projection's input in either layout), asked once here
+ * rather than on every run. */
 static size_t cl_gemm_bytes(const axle_f32_conv_chain_t* c) {
   const axle_f32_conv_params_t* d = &c->dw->p;
   const size_t px[2] = {(size_t)(d->in[1] * d->in[2]), (size_t)(d->out[1] * d->out[2])};
   size_t most = 0;
   for (int s = 0; s < 2; ++s)
-    for (size_t m = 1; m <= px[s]; ++m) {
-      axle_f32_gemm_t g;
-      cl_gemm(c, 2 * s, 0, m, NULL, NULL, NULL, &g);
-      const size_t b = axle_f32_gemm_scratch_size(&g, 1);
-      if (b > most) most = b;
-    }
+    for (size_t m = 1; m <= px[s]; ++m)
+      for (size_t blocked = 0; blocked <= (size_t)s; ++blocked) {
+        axle_f32_gemm_t g;
+        cl_gemm(c, 2 * s, 0, m, NULL, blocked * 16 * px[1], NULL, NULL, &g);
+        const size_t b = axle_f32_gemm_scratch_size(&g, 1);
+        if (b > most) most = b;
+      }
   return align64(most);
 }
 
@@ -297,6 +322,7 @@ typedef struct cl_run_t {
   cl_layout_t l;
   size_t parts;
   axle_f32_dwconv_nhwc_fn dw;
+  size_t blocked;               /* the depthwise output's layout: cl_blocked */
   axle_f32_epilogue_t ep0, ep2; /* ep2's residual: this image's */
   const float* x;               /* this image's */
   float* y;
@@ -312,7 +338,7 @@ static void cl_expand_task(void* arg, size_t t, uint32_t thread) {
   const size_t p0 = cl_share(px, t, r->parts, unit), p1 = cl_share(px, t + 1, r->parts, unit);
   if (p0 >= p1) return;
   axle_f32_gemm_t g;
-  cl_gemm(r->c, 0, p0, p1 - p0, r->x, r->e, &r->ep0, &g);
+  cl_gemm(r->c, 0, p0, p1 - p0, r->x, 0, r->e, &r->ep0, &g);
   axle_f32_gemm(&g, r->gemm_scratch + (size_t)thread * r->c->gemm_bytes, NULL);
 }
 
@@ -325,12 +351,17 @@ static void cl_rows_task(void* arg, size_t t, uint32_t thread) {
   const int64_t o0 = d->out[1] * (int64_t)t / (int64_t)r->parts;
   const int64_t o1 = d->out[1] * (int64_t)(t + 1) / (int64_t)r->parts;
   if (o0 >= o1) return;
-  r->dw(d, r->e, r->c->packed[1], &r->c->ep[1], o0, o1, 0, d->out_channels, r->d);
+  if (r->blocked)
+    r->dw(d, r->e, r->c->packed[1], &r->c->ep[1], o0, o1, 0, d->out_channels, 16,
+          (int64_t)r->blocked, r->d);
+  else
+    r->dw(d, r->e, r->c->packed[1], &r->c->ep[1], o0, o1, 0, d->out_channels, d->out_channels, 16,
+          r->d);
   const size_t p0 = (size_t)(o0 * d->out[2]), pixels = (size_t)((o1 - o0) * d->out[2]);
   axle_f32_epilogue_t ep2 = r->ep2;
   if (ep2.residual) ep2.residual += p0;
   axle_f32_gemm_t g;
-  cl_gemm(r->c, 2, p0, pixels, r->d, r->y, &ep2, &g);
+  cl_gemm(r->c, 2, p0, pixels, r->d, r->blocked, r->y, &ep2, &g);
   axle_f32_gemm(&g, r->gemm_scratch + (size_t)thread * r->c->gemm_bytes, NULL);
 }
 
@@ -347,6 +378,7 @@ static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, 
   r.parts = axle_parallel_threads(par);
   cl_layout(c, &r.l);
   r.dw = axle_f32_dwconv_nhwc_kernel(d);
+  r.blocked = cl_blocked(c);
   r.e = scratch;
   r.d = (float*)((char*)scratch + r.l.e_bytes);
   r.gemm_scratch = (char*)scratch + r.l.e_bytes + r.l.d_bytes;

@@ -20,7 +20,8 @@ int axle_f32_dwconv_nhwc_supports(const axle_f32_conv_params_t* p) {
 
 void axle_f32_dwconv_nhwc__scalar(const axle_f32_conv_params_t* p, const float* x, const float* w,
                                   const axle_f32_epilogue_t* ep, int64_t oy0, int64_t oy1,
-                                  int64_t c0, int64_t c1, float* y) {
+                                  int64_t c0, int64_t c1, int64_t y_pixel, int64_t y_block,
+                                  float* y) {
   const int64_t ch = p->in_channels;
   for (int64_t oy = oy0; oy < oy1; ++oy) {
     const int64_t sy = oy * p->stride[1] - p->pad[1];
@@ -30,7 +31,7 @@ void axle_f32_dwconv_nhwc__scalar(const axle_f32_conv_params_t* p, const float* 
       const int64_t sx = ox * p->stride[2] - p->pad[2];
       int64_t kx0, kx1;
       axle_window_taps(sx, p->dilation[2], p->kernel[2], p->in[2], &kx0, &kx1);
-      float* yo = y + (oy * p->out[2] + ox) * ch;
+      float* yo = y + (oy * p->out[2] + ox) * y_pixel;
       for (int64_t c = c0; c < c1; ++c) {
         float acc = 0.0f;
         for (int64_t ky = ky0; ky < ky1; ++ky) {
@@ -40,7 +41,8 @@ void axle_f32_dwconv_nhwc__scalar(const axle_f32_conv_params_t* p, const float* 
             acc += x[(iy * p->in[2] + ix) * ch + c] * w[(ky * p->kernel[2] + kx) * ch + c];
           }
         }
-        yo[c] = axle_f32_activate(acc + (ep->bias ? ep->bias[c] : 0.0f), ep);
+        yo[c / 16 * y_block + c % 16] =
+            axle_f32_activate(acc + (ep->bias ? ep->bias[c] : 0.0f), ep);
       }
     }
   }

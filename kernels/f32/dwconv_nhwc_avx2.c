@@ -18,7 +18,8 @@ typedef struct walk_t {
   __m256 wt[9], bias, lo, hi, alpha;
   int leaky;
   __m256i m;     /* the channels of this vector */
-  int64_t ch;    /* floats per pixel */
+  int64_t ch;    /* floats per input pixel */
+  int64_t yp;    /* floats per output pixel (y_pixel) */
   int64_t w, sx; /* input row width, column stride */
 } walk_t;
 
@@ -43,7 +44,7 @@ AXLE_AVX2 AXLE_INLINE void strip(const walk_t* k, const float* const rows[3], in
     if (k->leaky)
       v = _mm256_blendv_ps(v, _mm256_mul_ps(v, k->alpha),
                            _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
-    _mm256_maskstore_ps(yo + i * k->ch, k->m, v);
+    _mm256_maskstore_ps(yo + i * k->yp, k->m, v);
   }
 }
 
@@ -63,7 +64,7 @@ AXLE_AVX2 static void row(const walk_t* k, const float* const rows[3], int64_t k
     const int n = (int)(base + (s < extra));
     const int64_t ix0 = ox * k->sx - pl;
     const int edge = ix0 < 0 || ix0 + (n - 1) * k->sx + 2 >= k->w;
-    float* yo = yrow + ox * k->ch;
+    float* yo = yrow + ox * k->yp;
     switch (n) {
       STRIP_CASE(1)
       STRIP_CASE(2)
@@ -77,9 +78,10 @@ AXLE_AVX2 static void row(const walk_t* k, const float* const rows[3], int64_t k
 AXLE_AVX2 void axle_f32_dwconv_nhwc_3x3__avx2_fma(const axle_f32_conv_params_t* p, const float* x,
                                                   const float* w, const axle_f32_epilogue_t* ep,
                                                   int64_t oy0, int64_t oy1, int64_t c0, int64_t c1,
-                                                  float* y) {
+                                                  int64_t y_pixel, int64_t y_block, float* y) {
   walk_t k;
   k.ch = p->in_channels;
+  k.yp = y_pixel;
   k.w = p->in[2];
   k.sx = p->stride[2];
   k.lo = _mm256_set1_ps(ep->min);
@@ -97,7 +99,7 @@ AXLE_AVX2 void axle_f32_dwconv_nhwc_3x3__avx2_fma(const axle_f32_conv_params_t* 
       const float* rows[3];
       int64_t ky0, ky1;
       axle_window_rows_nhwc(x, h, k.w, k.ch, c, oy * sy - pt, 3, rows, &ky0, &ky1);
-      row(&k, rows, ky0, ky1, p->pad[2], wo, y + oy * wo * k.ch + c);
+      row(&k, rows, ky0, ky1, p->pad[2], wo, y + oy * wo * k.yp + c / 16 * y_block + c % 16);
     }
   }
 }

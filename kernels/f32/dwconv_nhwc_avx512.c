@@ -23,7 +23,8 @@ typedef struct walk_t {
   __m512 wt[9], bias, lo, hi, alpha;
   int leaky;
   __mmask16 m;   /* the channels of this vector */
-  int64_t ch;    /* floats per pixel */
+  int64_t ch;    /* floats per input pixel */
+  int64_t yp;    /* floats per output pixel (y_pixel) */
   int64_t w, sx; /* input row width, column stride (1 or 2) */
 } walk_t;
 
@@ -89,7 +90,7 @@ AXLE_AVX512 AXLE_INLINE void strip(const walk_t* k, const float* const rows[5], 
       __m512 v = _mm512_min_ps(hi, _mm512_max_ps(lo, acc[q][i]));
       if (leaky)
         v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, alpha);
-      float* out = yo + q * y_row + i * ch;
+      float* out = yo + q * y_row + i * k->yp;
       if (full)
         _mm512_storeu_ps(out, v);
       else
@@ -100,9 +101,9 @@ AXLE_AVX512 AXLE_INLINE void strip(const walk_t* k, const float* const rows[5], 
 #define STRIP_CASE(n)                                                  \
   case n:                                                              \
     if (edge)                                                          \
-      strip(k, rows, rlo, rhi, ix0, n, S, R, 1, full, yo, wo * k->ch); \
+      strip(k, rows, rlo, rhi, ix0, n, S, R, 1, full, yo, wo * k->yp); \
     else                                                               \
-      strip(k, rows, rlo, rhi, ix0, n, S, R, 0, full, yo, wo * k->ch); \
+      strip(k, rows, rlo, rhi, ix0, n, S, R, 0, full, yo, wo * k->yp); \
     break;
 
 /* R output rows (see strip) for column stride S (1 or 2), in strips as
@@ -118,7 +119,7 @@ AXLE_AVX512 AXLE_INLINE void walk_rows(const walk_t* k, const float* const rows[
     const int n = (int)(base + (s < extra));
     const int64_t ix0 = ox * S - pl;
     const int edge = ix0 < 0 || ix0 + (n - 1) * S + 2 >= k->w;
-    float* yo = yrow + ox * k->ch;
+    float* yo = yrow + ox * k->yp;
     if (R == 2) {
       switch (n) {
         STRIP_CASE(7)
@@ -157,9 +158,10 @@ WALK_FN(rows2_s2, 2, 2, 1)
 AXLE_AVX512 void axle_f32_dwconv_nhwc_3x3__avx512(const axle_f32_conv_params_t* p, const float* x,
                                                   const float* w, const axle_f32_epilogue_t* ep,
                                                   int64_t oy0, int64_t oy1, int64_t c0, int64_t c1,
-                                                  float* y) {
+                                                  int64_t y_pixel, int64_t y_block, float* y) {
   walk_t k;
   k.ch = p->in_channels;
+  k.yp = y_pixel;
   k.w = p->in[2];
   k.sx = p->stride[2];
   k.lo = _mm512_set1_ps(ep->min);
@@ -184,7 +186,7 @@ AXLE_AVX512 void axle_f32_dwconv_nhwc_3x3__avx512(const axle_f32_conv_params_t* 
       /* Output rows [oy, oy + 1 + two) read (two ? sy : 0) + 3 input rows. */
       axle_window_rows_nhwc(x, h, k.w, k.ch, c, oy * sy - pt, two ? sy + 3 : 3, rows, &rlo, &rhi);
       const walk_fn walk = two ? (sy == 1 ? rows2_s1 : rows2_s2) : row;
-      walk(&k, rows, rlo, rhi, p->pad[2], wo, y + oy * wo * k.ch + c);
+      walk(&k, rows, rlo, rhi, p->pad[2], wo, y + oy * wo * k.yp + c / 16 * y_block + c % 16);
       oy += two ? 2 : 1;
     }
   }

@@ -69,7 +69,8 @@ int axle_f32_gemm_prefers_transposed(size_t m, size_t n) {
  * swaps its strides; a generator already yields its operand K-major, which
  * is what either side asks of it. */
 static const axle_f32_gemm_t* orient(const axle_f32_gemm_t* g, axle_f32_gemm_t* swapped) {
-  if (g->a.packed || g->b.packed || !axle_f32_gemm_prefers_transposed(g->m, g->n)) return g;
+  if (g->a.packed || g->b.packed || g->a.blocked || !axle_f32_gemm_prefers_transposed(g->m, g->n))
+    return g;
   *swapped = *g;
   swapped->m = g->n;
   swapped->n = g->m;
@@ -90,6 +91,7 @@ typedef struct gemm_plan_t {
   size_t chunk_cols;          /* most columns one chunk holds (multiple of NR) */
   int prepack_a, prepack_b;   /* packed once into the shared area */
   int direct_b;               /* B data read in place, only a partial last panel packed */
+  int direct_a;               /* blocked A read in place by the wide tiles, where they can */
   int gen_b_in_place;         /* generated B read from tmp the same way */
   size_t shared_a, shared_b;  /* floats of the shared packed A and B */
   size_t prepack_rows;        /* rows per task of the A pre-pass (multiple of MR) */
@@ -201,7 +203,12 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* p
     pl->shared_parts = (pl->k_parts - 1) * pl->partial_floats;
   }
   pl->chunk_cols = div_up(pl->n_panels, pl->n_chunks) * NR;
-  pl->prepack_a = !g->a.packed && pl->n_chunks > 1;
+  /* alpha would need a packing pass to apply. Where a blocked A is not
+   * read in place, each block packs its own rows: the scratch then does not
+   * depend on the ISA level (it may be sized under another). */
+  pl->direct_a =
+      g->a.data && g->a.blocked && g->alpha == 1.0f && axle_kernels_isa() >= AXLE_ISA_AVX512;
+  pl->prepack_a = !g->a.packed && !g->a.blocked && pl->n_chunks > 1;
   pl->prepack_b = !g->b.packed && !pl->direct_b && pl->m_chunks > 1;
   if (pl->prepack_a)
     pl->shared_a = round_up(axle_f32_gemm_packed_a_size(g->m, g->k), GEMM_ALIGN_FLOATS);
@@ -221,7 +228,7 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* p
    * loses 1 % on wider ones. tmp must hold it through the M loop, so A
    * must not need tmp too. */
   pl->gen_b_in_place = !g->b.packed && !g->b.data && !pl->prepack_b &&
-                       (g->a.packed || g->a.data) && g->m <= IN_PLACE_MAX_M;
+                       (g->a.packed || (g->a.data && !g->a.blocked)) && g->m <= IN_PLACE_MAX_M;
   if (pl->direct_b || pl->gen_b_in_place)
     pl->b_floats = round_up(pl->kc * NR, GEMM_ALIGN_FLOATS);
   else if (!g->b.packed && !pl->prepack_b)
@@ -229,7 +236,7 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* p
   if (!g->a.packed && !pl->prepack_a) pl->a_floats = round_up(pl->mc * pl->kc, GEMM_ALIGN_FLOATS);
   /* Generated operands unfold into tmp before packing. */
   size_t tmp = 0;
-  if (!g->a.packed && !g->a.data) tmp = max_size(tmp, pl->kc * pl->mc);
+  if (!g->a.packed && (!g->a.data || g->a.blocked)) tmp = max_size(tmp, pl->kc * pl->mc);
   if (!g->b.packed && !g->b.data)
     tmp = max_size(tmp, pl->kc * (pl->prepack_b ? pl->prepack_cols : pl->chunk_cols));
   pl->tmp_floats = round_up(tmp, GEMM_ALIGN_FLOATS);
@@ -269,7 +276,15 @@ static float* worker_tmp(const gemm_run_t* r, uint32_t thread) {
 static void pack_a_block(const gemm_run_t* r, size_t i0, size_t mc, size_t p0, size_t kc,
                          float* tmp, float* dst) {
   const axle_f32_gemm_t* g = r->g;
-  if (g->a.data) {
+  if (g->a.data && g->a.blocked) {
+    /* Unfolded K-major as a generated A is (rows of 16 are too short for
+     * the packers' vector paths). */
+    for (size_t p = p0; p < p0 + kc; ++p) {
+      const float* col = g->a.data + p / 16 * g->a.blocked + p % 16;
+      for (size_t i = i0; i < i0 + mc; ++i) tmp[(p - p0) * mc + (i - i0)] = col[i * 16];
+    }
+    axle_f32_gemm_pack_a_block(mc, kc, g->alpha, tmp, 1, mc, dst);
+  } else if (g->a.data) {
     axle_f32_gemm_pack_a_block(mc, kc, g->alpha, g->a.data + i0 * g->a.rs + p0 * g->a.cs,
                                g->a.rs, g->a.cs, dst);
   } else {
@@ -319,7 +334,8 @@ static void prepack_b_task(void* arg, size_t task, uint32_t thread) {
 /* One K block of a task's M block and column chunk, as the tile loops see
  * it. Packed panels are kc * MR (A) and kc * NR (B) floats apart. */
 typedef struct block_t {
-  const float* ap;    /* packed A block */
+  const float* ap;    /* packed A block, or a blocked A at (i0, s0) read in place */
+  size_t a_blocked;   /* in place: the block stride (AXLE_F32_GEMM_A_BLOCKED); else 0 */
   const float* bp;    /* packed B (chunk start), or NULL */
   const float* b_src; /* B read in place at (p0, n0), rows b_rs apart, or NULL */
   size_t b_rs;
@@ -349,7 +365,8 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
   }
   const size_t b_next = k->b_src ? NR : b_stride;
   const size_t mr = k->i0 + k->mc - i < row_step ? k->i0 + k->mc - i : row_step;
-  const float* aq = k->ap + (i - k->i0) / MR * a_stride;
+  const float* aq = k->a_blocked ? k->ap + (i - k->i0) * 16 : k->ap + (i - k->i0) / MR * a_stride;
+  const size_t a_next = k->a_blocked ? k->a_blocked : a_stride;
   const size_t c_rs = g->c_transposed ? 1 : g->ldc, c_cs = g->c_transposed ? g->ldc : 1;
   float* cq = k->c + i * c_rs + j * c_cs;
   /* Whichever order the tiles run in, the block's first column of tiles
@@ -377,7 +394,7 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
     flags |= AXLE_F32_GEMM_PREFETCH_B;
   }
   if (nr > NR || mr > MR)
-    r->wide(mr, nr, k->kc, aq, a_stride, bq, ldb, b_next, cq, g->ldc, flags, r->ep, i, j);
+    r->wide(mr, nr, k->kc, aq, a_next, bq, ldb, b_next, cq, g->ldc, flags, r->ep, i, j);
   else
     r->ukernel(mr, nr, k->kc, aq, bq, ldb, cq, g->ldc, flags, r->ep, i, j);
   return nr;
@@ -451,20 +468,32 @@ static void run_block(const gemm_run_t* r, uint32_t thread, size_t m0, size_t m1
   const int share_b =
       !by_rows &&
       (g->b.packed || (pl->direct_b && g->k * g->b.rs * sizeof(float) > STREAMED_B_BYTES));
-  const uint32_t tile_flags = flags | (by_rows ? 0u : AXLE_F32_GEMM_PREFETCH_C);
+  /* A blocked A is read in place where every tile is 32 wide and the K
+   * rows come in whole blocks of 16; otherwise it is packed. */
+  const int a_direct = pl->direct_a && s0 % 16 == 0 && len % 16 == 0 && (n1 - n0) % (2 * NR) == 0;
+  const uint32_t tile_flags =
+      flags | (by_rows ? 0u : AXLE_F32_GEMM_PREFETCH_C) | (a_direct ? AXLE_F32_GEMM_A_BLOCKED : 0u);
   for (size_t i0 = m0; i0 < m1; i0 += pl->mc) {
     const size_t mc = m1 - i0 < pl->mc ? m1 - i0 : pl->mc;
     const float* ap;
     size_t a_kc = kc;
     if (a_packed) {
       ap = a_packed + p0 * pl->m_panels * MR + (i0 / MR) * kc * MR + skip * MR;
+    } else if (a_direct) {
+      ap = g->a.data + s0 / 16 * g->a.blocked + i0 * 16;
     } else {
       pack_a_block(r, i0, mc, s0, len, tmp, abuf);
       ap = abuf;
       a_kc = len;
     }
-    const block_t blk = {ap, bp, b_src, b_rs, bbuf, i0, mc, n0, n1, len, tile_flags,
-                         a_kc, b_kc, c, share_b};
+    const block_t blk = {ap,   a_direct ? g->a.blocked : 0,
+                         bp,   b_src,
+                         b_rs, bbuf,
+                         i0,   mc,
+                         n0,   n1,
+                         len,  tile_flags,
+                         a_kc, b_kc,
+                         c,    share_b};
     if (by_rows)
       for (size_t i = i0; i < i0 + mc; i += row_step)
         for (size_t j = n0; j < n1;) j += run_tile(r, &blk, i, j);

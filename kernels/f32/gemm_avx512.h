@@ -13,7 +13,13 @@
  * is that of the MR x NR micro-kernel on each of the (up to) four quarters.
  * Of the second B panel only its first nr - NR columns are read, so a
  * partial one can be read in place; the first must have all NR columns
- * readable. */
+ * readable.
+ *
+ * With AXLE_F32_GEMM_A_BLOCKED in flags, A is read in place from a layout
+ * blocked by 16 along K instead of packed: K step q (0..15) of a block
+ * holds row i at a[16 i + q], and the next block starts a_next floats on;
+ * kc must then be a multiple of 16 and nr more than NR. */
+#define AXLE_F32_GEMM_A_BLOCKED 64u
 typedef void (*axle_f32_gemm_wide_ukernel_fn)(size_t mr, size_t nr, size_t kc, const float* a,
                                               size_t a_next, const float* b, size_t ldb,
                                               size_t b_next, float* c, size_t ldc,

@@ -220,11 +220,11 @@ AXLE_AVX512_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* 
  * 2 NR) and the prefetch switches are constants in the full tile's
  * instances: tested in its K loop, or with the second B panel loaded under
  * a mask, it ran 4-8 % slower (L1, K = 27..256, with an epilogue). */
-AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int pf_a, const int pf_b,
-                                  size_t nr, size_t kc, const float* a, size_t a_next,
-                                  const float* b, size_t ldb, size_t b_next, float* c, size_t ldc,
-                                  uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
-                                  size_t col0) {
+AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int blk, const int pf_a,
+                                  const int pf_b, size_t nr, size_t kc, const float* a,
+                                  size_t a_next, const float* b, size_t ldb, size_t b_next,
+                                  float* c, size_t ldc, uint32_t flags,
+                                  const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
   const int transposed = (flags & AXLE_F32_GEMM_STORE_T) != 0;
   if (!transposed) axle_f32_gemm_prefetch_epilogue(R, nr, c, ldc, flags, ep, row0, col0);
   /* Masked loads never fault on the lanes left out. */
@@ -243,6 +243,32 @@ AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int pf_a
   const size_t next = 2 * b_next, a_ahead = 2 * a_next;
   axle_f32_gemm_share_t share = axle_f32_gemm_share(flags, kc, 1);
   const float* pf = b + next + share.first * ldb;
+  if (blk) {
+    /* A read in place, blocked by 16 along K (AXLE_F32_GEMM_A_BLOCKED): K
+     * step q of a block holds row i at a[16 i + q], so the 12 rows' values
+     * of 16 steps are 12 adjacent lines, as packed, and every broadcast is
+     * one displacement off a; blocks lie a_next floats apart. */
+    for (size_t p = 0; p < kc; p += 16, a += a_next) {
+#pragma GCC unroll 16
+      for (size_t q = 0; q < 16; ++q) {
+        if (pf_b && axle_f32_gemm_share_due(&share)) {
+          _mm_prefetch((const char*)pf, _MM_HINT_T1);
+          _mm_prefetch((const char*)(pf + b_next), _MM_HINT_T1);
+          pf += ldb;
+        }
+        const __m512 v0 = _mm512_loadu_ps(b);
+        const __m512 v1 = full ? _mm512_loadu_ps(b1) : _mm512_maskz_loadu_ps(m1, b1);
+#pragma GCC unroll 12
+        for (size_t i = 0; i < R; ++i) {
+          const __m512 ai = _mm512_set1_ps(a[16 * i + q]);
+          x[i] = _mm512_fmadd_ps(ai, v0, x[i]);
+          y[i] = _mm512_fmadd_ps(ai, v1, y[i]);
+        }
+        b += ldb;
+        b1 += ldb;
+      }
+    }
+  } else {
 #pragma GCC unroll 2
   for (size_t p = 0; p < kc; ++p) {
     if (pf_b && axle_f32_gemm_share_due(&share)) {
@@ -272,6 +298,7 @@ AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int pf_a
     a1 += MR;
     b += ldb;
     b1 += ldb;
+  }
   }
 
   const ep_regs_t e = ep_regs(ep);
@@ -329,29 +356,43 @@ AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int pf_a
 typedef void (*full_tile_fn)(size_t kc, const float* a, size_t a_next, const float* b, size_t ldb,
                              size_t b_next, float* c, size_t ldc, uint32_t flags,
                              const axle_f32_epilogue_t* ep, size_t row0, size_t col0);
-#define AXLE_FULL_TILE(NAME, PF_A, PF_B)                                                       \
-  AXLE_AVX512 __attribute__((noinline)) static void NAME(                                      \
-      size_t kc, const float* a, size_t a_next, const float* b, size_t ldb, size_t b_next,     \
-      float* c, size_t ldc, uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,        \
-      size_t col0) {                                                                           \
-    tile_wide(2 * MR, 1, PF_A, PF_B, 2 * NR, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, \
-              row0, col0);                                                                     \
+#define AXLE_FULL_TILE(NAME, BLK, PF_A, PF_B)                                                   \
+  AXLE_AVX512 __attribute__((noinline)) static void NAME(                                       \
+      size_t kc, const float* a, size_t a_next, const float* b, size_t ldb, size_t b_next,      \
+      float* c, size_t ldc, uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,         \
+      size_t col0) {                                                                            \
+    tile_wide(2 * MR, 1, BLK, PF_A, PF_B, 2 * NR, kc, a, a_next, b, ldb, b_next, c, ldc, flags, \
+              ep, row0, col0);                                                                  \
   }
-AXLE_FULL_TILE(full_tile_none, 0, 0)
-AXLE_FULL_TILE(full_tile_a, 1, 0)
-AXLE_FULL_TILE(full_tile_b, 0, 1)
-AXLE_FULL_TILE(full_tile_ab, 1, 1)
+AXLE_FULL_TILE(full_tile_none, 0, 0, 0)
+AXLE_FULL_TILE(full_tile_a, 0, 1, 0)
+AXLE_FULL_TILE(full_tile_b, 0, 0, 1)
+AXLE_FULL_TILE(full_tile_ab, 0, 1, 1)
+/* A in place, blocked (no A panels to fetch ahead: the driver's blocked A
+ * is a buffer just written, in cache). */
+AXLE_FULL_TILE(full_tile_blk, 1, 0, 0)
+AXLE_FULL_TILE(full_tile_blk_b, 1, 0, 1)
 #undef AXLE_FULL_TILE
 
-/* Tiles short of 12 x 32 over two B panels (R rows, nr = NR + 1..2 NR). */
-AXLE_AVX512 __attribute__((noinline)) static void part_tile(
-    size_t mr, size_t nr, size_t kc, const float* a, size_t a_next, const float* b, size_t ldb,
-    size_t b_next, float* c, size_t ldc, uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
-    size_t col0) {
-  const int pf_a = (flags & AXLE_F32_GEMM_PREFETCH_A) != 0;
-  const int pf_b = (flags & AXLE_F32_GEMM_PREFETCH_B) != 0;
+/* Tiles short of 12 x 32 over two B panels (R rows, nr = NR + 1..2 NR),
+ * A packed (BLK 0) or blocked in place (1): a function each, so that the
+ * blocked loops cannot change the packed ones' register allocation. */
+#define AXLE_PART_TILE(NAME, BLK)                                                                 \
+  AXLE_AVX512 __attribute__((noinline)) static void NAME(                                         \
+      size_t mr, size_t nr, size_t kc, const float* a, size_t a_next, const float* b, size_t ldb, \
+      size_t b_next, float* c, size_t ldc, uint32_t flags, const axle_f32_epilogue_t* ep,         \
+      size_t row0, size_t col0) {                                                                 \
+    const int pf_a = !(BLK) && (flags & AXLE_F32_GEMM_PREFETCH_A) != 0;                           \
+    const int pf_b = (flags & AXLE_F32_GEMM_PREFETCH_B) != 0;                                     \
+    part_rows(mr, BLK, pf_a, pf_b, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0,    \
+              col0);                                                                              \
+  }
+AXLE_AVX512_INLINE void part_rows(size_t mr, const int blk, int pf_a, int pf_b, size_t nr,
+                                  size_t kc, const float* a, size_t a_next, const float* b,
+                                  size_t ldb, size_t b_next, float* c, size_t ldc, uint32_t flags,
+                                  const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
 #define AXLE_WIDE(R) \
-  tile_wide(R, 0, pf_a, pf_b, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0)
+  tile_wide(R, 0, blk, pf_a, pf_b, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0)
   switch (mr) {
     case 1: AXLE_WIDE(1); break;
     case 2: AXLE_WIDE(2); break;
@@ -368,6 +409,9 @@ AXLE_AVX512 __attribute__((noinline)) static void part_tile(
   }
 #undef AXLE_WIDE
 }
+AXLE_PART_TILE(part_tile, 0)
+AXLE_PART_TILE(part_tile_blk, 1)
+#undef AXLE_PART_TILE
 
 /* Only dispatch: each kind of tile is a function of its own (above). */
 AXLE_AVX512 void axle_f32_gemm_12x32__avx512(size_t mr, size_t nr, size_t kc, const float* a,
@@ -375,7 +419,14 @@ AXLE_AVX512 void axle_f32_gemm_12x32__avx512(size_t mr, size_t nr, size_t kc, co
                                              size_t b_next, float* c, size_t ldc, uint32_t flags,
                                              const axle_f32_epilogue_t* ep, size_t row0,
                                              size_t col0) {
-  if (mr == 2 * MR && nr == 2 * NR) {
+  if (flags & AXLE_F32_GEMM_A_BLOCKED) {
+    const int pf_b = (flags & AXLE_F32_GEMM_PREFETCH_B) != 0;
+    if (mr == 2 * MR && nr == 2 * NR)
+      (pf_b ? full_tile_blk_b : full_tile_blk)(kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep,
+                                               row0, col0);
+    else
+      part_tile_blk(mr, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0);
+  } else if (mr == 2 * MR && nr == 2 * NR) {
     /* The full tile, most of any GEMM, without the tests in its K loop. */
     const int pf_a = (flags & AXLE_F32_GEMM_PREFETCH_A) != 0;
     const int pf_b = (flags & AXLE_F32_GEMM_PREFETCH_B) != 0;

@@ -237,13 +237,21 @@ typedef void (*axle_f32_gemm_gen_fn)(const void* ctx, size_t k0, size_t kc, size
                                      size_t cols, float* dst);
 
 /* One GEMM operand: the first non-NULL of packed (all of it, as packed by
- * axle_f32_gemm_pack_a/b), data (strided), gen (generated). */
+ * axle_f32_gemm_pack_a/b), data (strided, or for A blocked), gen
+ * (generated). A blocked A (blocked != 0; rs and cs unused) is laid out in
+ * blocks of 16 columns (K), `blocked` floats apart, each row-major with
+ * rows of 16: element (row, col) at data[(col / 16) * blocked + row * 16 +
+ * col % 16]. That is how a channels-last kernel writing 16 channels per
+ * vector can leave a tensor for the AVX-512 tiles to read in place, with
+ * no packing pass (axle_f32_conv_chain's projections); elsewhere it is
+ * packed like any operand. */
 typedef struct axle_f32_gemm_operand_t {
   const float* packed;
   const float* data;
   size_t rs, cs;             /* element (row, col) at data[row * rs + col * cs] */
   axle_f32_gemm_gen_fn gen;
   const void* gen_ctx;
+  size_t blocked; /* A only: 0, or the block stride above */
 } axle_f32_gemm_operand_t;
 
 /* C = alpha * A * B (or C += ...), blocked for the caches, tiled on the
@@ -463,8 +471,13 @@ void axle_f32_dwconv_planes_3x3__avx512(const axle_f32_conv_params_t* p, size_t 
 axle_f32_dwconv_plane_fn axle_f32_dwconv_plane_kernel(const axle_f32_conv_params_t* p);
 
 /* Depthwise convolution over one channels-last image (dwconv_nhwc.c):
- * x [in h][in w][C], y [out h][out w][C], C = p->in_channels =
- * p->out_channels = p->groups (multiplier 1), 2-D (in[0] = out[0] = 1),
+ * x [in h][in w][C]; channel c of output pixel q (row-major over [out h][out
+ * w]) at y[q * y_pixel + (c / 16) * y_block + c % 16]: y_pixel = C and
+ * y_block = 16 lay y out [out h][out w][C] like x, y_pixel = 16 and
+ * y_block >= 16 * pixels in blocks of 16 channels (the blocked A of
+ * axle_f32_gemm_operand_t), where c0 must then be a multiple of 16.
+ * C = p->in_channels = p->out_channels = p->groups (multiplier 1), 2-D
+ * (in[0] = out[0] = 1),
  * any stride and padding (the _supports test). Computes output rows [oy0,
  * oy1) of channels [c0, c1); w is tap-major, [kernel h * kernel w][C] (the
  * weights of a depthwise plan made channels-last, see
@@ -475,17 +488,21 @@ axle_f32_dwconv_plane_fn axle_f32_dwconv_plane_kernel(const axle_f32_conv_params
  * and y. The vector variants take 3x3 kernels with dilation 1. */
 typedef void (*axle_f32_dwconv_nhwc_fn)(const axle_f32_conv_params_t* p, const float* x,
                                         const float* w, const axle_f32_epilogue_t* ep, int64_t oy0,
-                                        int64_t oy1, int64_t c0, int64_t c1, float* y);
+                                        int64_t oy1, int64_t c0, int64_t c1, int64_t y_pixel,
+                                        int64_t y_block, float* y);
 int axle_f32_dwconv_nhwc_supports(const axle_f32_conv_params_t* p);
 void axle_f32_dwconv_nhwc__scalar(const axle_f32_conv_params_t* p, const float* x, const float* w,
                                   const axle_f32_epilogue_t* ep, int64_t oy0, int64_t oy1,
-                                  int64_t c0, int64_t c1, float* y);
+                                  int64_t c0, int64_t c1, int64_t y_pixel, int64_t y_block,
+                                  float* y);
 void axle_f32_dwconv_nhwc_3x3__avx2_fma(const axle_f32_conv_params_t* p, const float* x,
                                         const float* w, const axle_f32_epilogue_t* ep, int64_t oy0,
-                                        int64_t oy1, int64_t c0, int64_t c1, float* y);
+                                        int64_t oy1, int64_t c0, int64_t c1, int64_t y_pixel,
+                                        int64_t y_block, float* y);
 void axle_f32_dwconv_nhwc_3x3__avx512(const axle_f32_conv_params_t* p, const float* x,
                                       const float* w, const axle_f32_epilogue_t* ep, int64_t oy0,
-                                      int64_t oy1, int64_t c0, int64_t c1, float* y);
+                                      int64_t oy1, int64_t c0, int64_t c1, int64_t y_pixel,
+                                      int64_t y_block, float* y);
 /* The variant for axle_kernels_isa() that takes p. */
 axle_f32_dwconv_nhwc_fn axle_f32_dwconv_nhwc_kernel(const axle_f32_conv_params_t* p);
 

@@ -184,6 +184,14 @@ static const chain_case_t k_cases[] = {
      * 40 channels (a partial vector). */
     {1, 16, 96, 16, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1},
     {1, 8, 40, 12, 14, 14, 2, 1, 1, 1, 1, 0, 1, 1},
+    /* Projections the AVX-512 tiles read in place from the depthwise
+     * stage's blocks of 16 channels (output channels a multiple of 32, K of
+     * 16): with a residual, at stride 2 (25 pixels: a short last tile),
+     * batch 2; beside one whose K (40) keeps the rows. */
+    {1, 32, 96, 32, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1},
+    {1, 16, 144, 64, 10, 10, 2, 1, 1, 1, 1, 0, 1, 1},
+    {2, 16, 160, 96, 9, 9, 1, 1, 1, 1, 1, 0, 1, 1},
+    {1, 8, 40, 32, 6, 6, 1, 1, 1, 1, 1, 0, 1, 1},
     /* MobileNetV2-like: stride 1 with residual (also with rows of 40, which
      * the AVX-512 depthwise kernel slides along), stride 2 without. */
     {1, 8, 48, 8, 21, 19, 1, 1, 1, 1, 1, 1, 1, 1},

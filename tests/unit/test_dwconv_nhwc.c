@@ -79,8 +79,19 @@ static void test_reference_matches_direct(void) {
     axle_f32_epilogue_t ep;
     nhwc_ep(1, 2, bias, &ep);
     /* want is NCHW; clamp it and compare element by element. */
-    axle_f32_dwconv_nhwc__scalar(&p, x, w, &ep, 0, p.out[1], 0, c, got);
+    axle_f32_dwconv_nhwc__scalar(&p, x, w, &ep, 0, p.out[1], 0, c, c, 16, got);
+    /* The same in blocks of 16 channels (y_pixel 16), blocks apart by more
+     * than their pixels: every value where the layout puts it. */
+    const int64_t y_block = 16 * (int64_t)out_px + 32;
+    float* blocked = kt_array((size_t)((c + 15) / 16 * y_block));
+    axle_f32_dwconv_nhwc__scalar(&p, x, w, &ep, 0, p.out[1], 0, c, 16, y_block, blocked);
     int ok = 1;
+    for (int64_t ch = 0; ch < c && ok; ++ch)
+      for (size_t q = 0; q < out_px && ok; ++q)
+        ok = blocked[ch / 16 * y_block + (int64_t)q * 16 + ch % 16] ==
+             got[q * (size_t)c + (size_t)ch];
+    CU_ASSERT(ok);
+    free(blocked);
     for (int64_t ch = 0; ch < c && ok; ++ch)
       for (size_t q = 0; q < out_px && ok; ++q) {
         float v = want[(size_t)ch * out_px + q];
@@ -110,12 +121,15 @@ static void test_reference_matches_direct(void) {
 /* One variant on p, rows [oy0, oy1) and channels [c0, c1), against the
  * reference; every epilogue; nan: one input is NaN. Returns 1 when all
  * agree and nothing outside the range was written. */
+/* blocked: y in blocks of 16 channels (y_pixel 16, y_block past the
+ * block's pixels), else laid out like x. */
 static int variant_case(axle_f32_dwconv_nhwc_fn fn, const char* name,
                         const axle_f32_conv_params_t* p, int64_t oy0, int64_t oy1, int64_t c0,
-                        int64_t c1, int nan) {
-  const int64_t c = p->in_channels;
+                        int64_t c1, int nan, int blocked) {
+  const int64_t c = p->in_channels, out_px = p->out[1] * p->out[2];
+  const int64_t y_pixel = blocked ? 16 : c, y_block = blocked ? 16 * out_px + 48 : 16;
   const size_t in_n = (size_t)(p->in[1] * p->in[2] * c);
-  const size_t out_n = (size_t)(p->out[1] * p->out[2] * c);
+  const size_t out_n = (size_t)(blocked ? (c + 15) / 16 * y_block : out_px * c);
   float* fenced = kt_array(in_n + 2 * FENCE);
   for (size_t i = 0; i < FENCE; ++i) fenced[i] = fenced[FENCE + in_n + i] = NAN;
   float* x = fenced + FENCE;
@@ -130,16 +144,16 @@ static int variant_case(axle_f32_dwconv_nhwc_fn fn, const char* name,
     memcpy(got, want, (out_n + 16) * sizeof(float));
     axle_f32_epilogue_t ep;
     nhwc_ep(e != 0, e == 4 ? 3 : e, bias, &ep);
-    axle_f32_dwconv_nhwc__scalar(p, x, w, &ep, oy0, oy1, c0, c1, want);
-    fn(p, x, w, &ep, oy0, oy1, c0, c1, got);
+    axle_f32_dwconv_nhwc__scalar(p, x, w, &ep, oy0, oy1, c0, c1, y_pixel, y_block, want);
+    fn(p, x, w, &ep, oy0, oy1, c0, c1, y_pixel, y_block, got);
     ok = kt_close(name, got, want, out_n + 16, 1e-5, 1e-6);
     if (!ok)
       fprintf(stderr,
               "%lldx%lld x %lld channels, stride %lld, pad %lld,%lld, rows [%lld,%lld) "
-              "channels [%lld,%lld), epilogue %d, nan %d\n",
+              "channels [%lld,%lld), epilogue %d, nan %d, blocked %d\n",
               (long long)p->in[1], (long long)p->in[2], (long long)c, (long long)p->stride[1],
               (long long)p->pad[1], (long long)p->pad[2], (long long)oy0, (long long)oy1,
-              (long long)c0, (long long)c1, e, nan);
+              (long long)c0, (long long)c1, e, nan, blocked);
   }
   free(fenced);
   free(w);
@@ -183,10 +197,19 @@ static void test_variants(void) {
             axle_f32_conv_params_t p;
             nhwc_params(channels[ci], h, w, 3, 3, s, 1, pads[pi], &p);
             const int64_t c = p.in_channels, ho = p.out[1];
-            ok = variant_case(k_variants[v].fn, k_variants[v].name, &p, 0, ho, 0, c, (int)(wi & 1));
-            /* A band of rows and channels inside, as a thread takes. */
+            ok = variant_case(k_variants[v].fn, k_variants[v].name, &p, 0, ho, 0, c, (int)(wi & 1),
+                              0);
+            if (ok)
+              ok = variant_case(k_variants[v].fn, k_variants[v].name, &p, 0, ho, 0, c,
+                                (int)(wi & 1), 1);
+            /* A band of rows and channels inside, as a thread takes (from a
+             * block's first channel when blocked). */
             if (ok && ho > 2 && c > 4)
-              ok = variant_case(k_variants[v].fn, k_variants[v].name, &p, 1, ho - 1, 3, c - 1, 0);
+              ok =
+                  variant_case(k_variants[v].fn, k_variants[v].name, &p, 1, ho - 1, 3, c - 1, 0, 0);
+            if (ok && ho > 2 && c > 16)
+              ok = variant_case(k_variants[v].fn, k_variants[v].name, &p, 1, ho - 1, 16, c - 1, 0,
+                                1);
             ++ran;
           }
     /* MobileNetV2's maps, several vectors of channels. */
@@ -196,7 +219,9 @@ static void test_variants(void) {
       static const int64_t one[4] = {1, 1, 1, 1};
       nhwc_params(mobilenet[i][1], mobilenet[i][0], mobilenet[i][0], 3, 3, mobilenet[i][2], 1, one,
                   &p);
-      ok = variant_case(k_variants[v].fn, k_variants[v].name, &p, 0, p.out[1], 0, p.in_channels, 1);
+      for (int blocked = 0; blocked < 2 && ok; ++blocked)
+        ok = variant_case(k_variants[v].fn, k_variants[v].name, &p, 0, p.out[1], 0, p.in_channels,
+                          1, blocked);
     }
     /* The shape loops were not cut short by the padding rule. */
     if (ok) CU_ASSERT(ran > 1800);

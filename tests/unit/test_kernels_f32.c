@@ -288,13 +288,28 @@ static void kmajor_gen(const void* ctx, size_t k0, size_t kc, size_t c0, size_t 
     memcpy(dst + p * cols, km->data + (k0 + p) * km->ld + c0, cols * sizeof(float));
 }
 
-enum { FORM_ROW = 0, FORM_COL, FORM_PACKED, FORM_GEN, FORM_COUNT };
+/* FORM_BLOCKED: A only (axle_f32_gemm_operand_t.blocked). */
+enum { FORM_ROW = 0, FORM_COL, FORM_PACKED, FORM_GEN, FORM_BLOCKED, FORM_COUNT };
+
+/* A blocked by 16 along K (see axle_f32_gemm_operand_t), its blocks `bs`
+ * floats apart, the padding between them NaN: a read past a block's rows
+ * shows in C. */
+static float* blocked_a(const float* a, size_t m, size_t k, size_t bs) {
+  const size_t blocks = (k + 15) / 16, n = blocks * bs + 16 * m;
+  float* blk = malloc(n * sizeof(float));
+  for (size_t i = 0; i < n; ++i) blk[i] = NAN;
+  for (size_t i = 0; i < m; ++i)
+    for (size_t p = 0; p < k; ++p) blk[p / 16 * bs + i * 16 + p % 16] = a[i * k + p];
+  return blk;
+}
 
 /* C (m x n) = alpha A B with A and B in the given forms. */
 /* ISA level to size the driver's scratch under, or -1: the running one. */
 static int g_scratch_isa = -1;
 /* Residual rows 0 apart (ldr = 0): one row added to every stored row. */
 static int g_residual_row = 0;
+/* A blocked A scaled by alpha (which makes the driver pack it). */
+static int g_blocked_alpha = 0;
 
 static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, int c_t,
                         int accumulate, const ref_ep_t* e, uint32_t threads) {
@@ -306,7 +321,9 @@ static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, in
     for (size_t p = 0; p < k; ++p) at[p * m + i] = a[i * k + p];
   for (size_t p = 0; p < k; ++p)
     for (size_t j = 0; j < n; ++j) bt[j * k + p] = b[p * n + j];
-  const float alpha = a_form == FORM_PACKED ? 1.0f : 0.75f;
+  /* A blocked A is read in place only without an alpha to apply. */
+  const float alpha =
+      a_form == FORM_PACKED || (a_form == FORM_BLOCKED && !g_blocked_alpha) ? 1.0f : 0.75f;
   const size_t rows = c_t ? n : m, cols = c_t ? m : n, ldc = cols + 3;
   float* c = kt_array(rows * ldc);
   float* want = malloc(rows * ldc * sizeof(float));
@@ -343,6 +360,12 @@ static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, in
       ap = kt_array(axle_f32_gemm_packed_a_size(m, k));
       axle_f32_gemm_pack_a(m, k, 1.0f, a, k, 1, ap);
       g.a.packed = ap;
+      break;
+    case FORM_BLOCKED:
+      /* A block stride past the rows, and not a multiple of 16 rows. */
+      ap = blocked_a(a, m, k, 16 * m + 48);
+      g.a.data = ap;
+      g.a.blocked = 16 * m + 48;
       break;
     default: g.a.gen = kmajor_gen; g.a.gen_ctx = &ka; break;
   }
@@ -397,7 +420,7 @@ static void driver_shapes(uint32_t threads) {
                                      {2, 1100, 9}, {300, 3, 17},  {20, 50, 900}, {7, 5000, 20}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
     for (int af = 0; af < FORM_COUNT; ++af)
-      for (int bf = 0; bf < FORM_COUNT; ++bf)
+      for (int bf = 0; bf < FORM_BLOCKED; ++bf)
         driver_case(shapes[s][0], shapes[s][1], shapes[s][2], af, bf, (int)((s + af) % 2),
                     (int)((s + bf) % 3 == 0), &k_eps[(s + af + bf) % 5], threads);
 }
@@ -492,6 +515,31 @@ static void test_driver_k_split_isas(void) {
   below_best_isa(test_driver_k_split);
 }
 
+/* A blocked A read in place (AVX-512: tiles all 32 wide, K in blocks of
+ * 16) on MobileNetV2's channels-last projections and on every row count of
+ * the last tile, beside the cases that pack it instead: a K or a column
+ * chunk not in whole blocks, an alpha, and (below_best_isa) the narrower
+ * ISAs; the packed forms of B, C stored either way, each epilogue, split
+ * over threads and over K. */
+static void blocked_a_run(void) {
+  static const size_t shapes[][3] = {
+      {196, 96, 576}, {196, 64, 384}, {49, 160, 960}, {49, 320, 960}, /* MobileNetV2 */
+      {12, 32, 16},   {1, 32, 16},    {13, 64, 48},   {23, 32, 32},   {200, 64, 384},
+      {150, 96, 96},  {30, 96, 20},   {25, 40, 32},   {7, 16, 48},    {40, 64, 400}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+    for (int ct = 0; ct < 2; ++ct)
+      for (uint32_t threads = 1; threads <= 3; ++threads)
+        driver_case(shapes[s][0], shapes[s][1], shapes[s][2], FORM_BLOCKED,
+                    threads == 2 ? FORM_ROW : FORM_PACKED, ct, (int)((s + threads) % 4 == 0),
+                    &k_eps[(s + ct + threads) % 5], threads);
+}
+static void test_driver_blocked_a(void) {
+  blocked_a_run();
+  g_blocked_alpha = 1;
+  blocked_a_run();
+  g_blocked_alpha = 0;
+  below_best_isa(blocked_a_run);
+}
 
 /* ------------------------------------------------------------------------ */
 /* Convolution                                                               */
@@ -1133,6 +1181,7 @@ int main(void) {
       {"driver, threads", test_driver_threads},
       {"driver, split over K on 2-4 threads", test_driver_k_split},
       {"driver, split over K on each lower ISA level", test_driver_k_split_isas},
+      {"driver, A blocked by 16 along K (read in place or packed)", test_driver_blocked_a},
       {"driver, lower ISAs", test_driver_isas},
       {"driver, residual rows 0 apart (a bias per column), each ISA", test_driver_residual_row},
       {"driver, scratch sized under AVX2, run under AVX-512", test_driver_scratch_isa},
