@@ -429,6 +429,25 @@ int32_t cpu_conv_geometry(const axle_hal_graph_t* g, const axle_hal_node_t* n,
   return st;
 }
 
+/* Whether t's only reader is a depthwise Conv (one input channel per
+ * group) taking it as its data: that step splits its threads by channels,
+ * so the step writing t should too (axle_f32_conv_plan_t.split_channels). */
+static int feeds_depthwise(const axle_hal_graph_t* g, const axle_hal_tensor_t* t) {
+  const int32_t id = (int32_t)(t - g->tensors);
+  const axle_hal_node_t* reader = NULL;
+  for (uint32_t i = 0; i < g->node_count; ++i)
+    for (uint32_t j = 0; j < g->nodes[i].input_count; ++j)
+      if (g->nodes[i].inputs[j] == id) {
+        if (reader || j != 0) return 0;
+        reader = &g->nodes[i];
+      }
+  axle_f32_conv_params_t k;
+  char err[200];
+  return reader && !strcmp(reader->op_type, "Conv") &&
+         cpu_conv_geometry(g, reader, &k, err, sizeof err) == AXLE_HAL_OK && k.groups > 1 &&
+         k.groups == k.in_channels;
+}
+
 int32_t cpu_conv_prepare_fused(const axle_hal_host_t* host, cpu_step_t* step,
                                const cpu_fusion_t* f) {
   nn_window_t w;
@@ -461,6 +480,7 @@ int32_t cpu_conv_prepare_fused(const axle_hal_host_t* host, cpu_step_t* step,
 
   axle_f32_conv_plan_t plan;
   axle_f32_conv_plan(&k, &plan);
+  plan.split_channels = step->threads > 1 && feeds_depthwise(step->graph, step->out[0]);
   const size_t floats = cpu_conv_stage_floats(step->graph, step->node, f, &plan);
   float* tail = NULL;
   conv_params_t* p = cpu_params_alloc_packed(step, sizeof *p, floats, &tail);

@@ -103,6 +103,7 @@ static void group_gemm(const axle_f32_conv_plan_t* plan, axle_f32_gemm_t* g) {
   g->alpha = 1.0f;
   g->k = plan->k;
   g->ldc = plan->n;
+  g->split_rows = plan->split_channels;
   if (plan->transposed) {
     g->m = plan->n;
     g->n = plan->m;

@@ -183,11 +183,14 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* p
    * least, so a thread slowed by another process leaves the other one to
    * take over; row chunks one per thread, each streaming all of B (an
    * im2col one packed by the pre-pass) once (the 3x3 stride-2 layer at
-   * 14x14: 4 % faster on 2 threads than two per thread). */
+   * 14x14: 4 % faster on 2 threads than two per thread). A caller may ask
+   * for stored rows (split_rows): MobileNetV2's 28x28 expansions, split by
+   * pixels, left each depthwise thread half its channels in the other
+   * core's cache. */
   size_t n_chunks = div_up(pl->n_panels * NR, GEMM_NC_MAX);
   size_t m_chunks = 1;
   if (threads > 1) {
-    if (g->m >= g->n)
+    if (g->split_rows ? !g->c_transposed : g->m >= g->n)
       m_chunks = threads < pl->m_panels ? threads : pl->m_panels;
     else
       n_chunks = round_up(max_size(n_chunks, 2 * (size_t)threads), threads);

@@ -266,6 +266,11 @@ typedef struct axle_f32_gemm_t {
   int32_t c_transposed;   /* C stored transposed: (i, j) at c[j * ldc + i] */
   int32_t accumulate;     /* C += A * B (BLAS beta = 1) */
   const axle_f32_epilogue_t* ep; /* or NULL; indexed as C is stored */
+  /* With threads, give each a range of C's stored rows (output channels)
+   * whatever the shape would choose: for a caller whose next step reads C
+   * a row range per thread (a depthwise convolution, split by channels),
+   * so that each thread finds its rows in its own cache. 0: by shape. */
+  int32_t split_rows;
 } axle_f32_gemm_t;
 
 /* Whether an m x n product wastes clearly less of its tiles computed as
@@ -349,6 +354,10 @@ typedef struct axle_f32_conv_plan_t {
   int32_t wino_tile;     /* WINOGRAD: outputs per tile side, 2 or 4 */
   size_t m, n, k;        /* per group: output channels, output pixels, cg x kernel volume */
   size_t group_floats;   /* packed weights per group */
+  /* GEMM/IM2COL with threads: split by output channels (the GEMM's
+   * split_rows), for a caller whose next step reads the output a channel
+   * range per thread. 0 from axle_f32_conv_plan; the caller may set it. */
+  int32_t split_channels;
 } axle_f32_conv_plan_t;
 
 void axle_f32_conv_plan(const axle_f32_conv_params_t* p, axle_f32_conv_plan_t* plan);

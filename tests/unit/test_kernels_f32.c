@@ -310,6 +310,8 @@ static int g_scratch_isa = -1;
 static int g_residual_row = 0;
 /* A blocked A scaled by alpha (which makes the driver pack it). */
 static int g_blocked_alpha = 0;
+/* axle_f32_gemm_t.split_rows for every case. */
+static int g_split_rows = 0;
 
 static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, int c_t,
                         int accumulate, const ref_ep_t* e, uint32_t threads) {
@@ -384,6 +386,7 @@ static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, in
   g.c_transposed = c_t;
   g.accumulate = accumulate;
   g.ep = &ep;
+  g.split_rows = g_split_rows;
   uint32_t tstore;
   axle_parallel_t par;
   const axle_parallel_t* pp = kt_parallel(&tstore, &par, threads);
@@ -452,6 +455,15 @@ static void test_driver_k_split(void) {
 }
 
 static void test_driver_serial(void) { driver_shapes(1); }
+/* Threads given C's stored rows whatever the shape (both orientations,
+ * wide products that would split columns, the K split beside it). */
+static void test_driver_split_rows(void) {
+  g_split_rows = 1;
+  driver_shapes(2);
+  driver_shapes(3);
+  test_driver_k_split();
+  g_split_rows = 0;
+}
 static void test_driver_threads(void) {
   driver_shapes(2);
   driver_shapes(3);
@@ -1182,6 +1194,7 @@ int main(void) {
       {"driver, split over K on 2-4 threads", test_driver_k_split},
       {"driver, split over K on each lower ISA level", test_driver_k_split_isas},
       {"driver, A blocked by 16 along K (read in place or packed)", test_driver_blocked_a},
+      {"driver, threads split by stored rows (split_rows)", test_driver_split_rows},
       {"driver, lower ISAs", test_driver_isas},
       {"driver, residual rows 0 apart (a bias per column), each ISA", test_driver_residual_row},
       {"driver, scratch sized under AVX2, run under AVX-512", test_driver_scratch_isa},
