@@ -168,8 +168,10 @@ static int chain_shapes(const axle_f32_conv_plan_t* expand, const axle_f32_conv_
   return 1;
 }
 
-int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand, const axle_f32_conv_plan_t* dw,
-                                 const axle_f32_conv_plan_t* project) {
+/* Whether bands chain these plans with an expanded tensor of at least
+ * `min_bytes` per image (see axle_f32_conv_chain_supports). */
+static int bands_pay(const axle_f32_conv_plan_t* expand, const axle_f32_conv_plan_t* dw,
+                     const axle_f32_conv_plan_t* project, size_t min_bytes) {
   if (!chain_shapes(expand, dw, project)) return 0;
   const axle_f32_conv_params_t* d = &dw->p;
   /* An im2col expansion (MobileNetV2's stem) paid only with AVX-512: the
@@ -182,13 +184,28 @@ int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand, const axle_
    * rows (with 1-3, as a 512 KB L2 gives the 112x112 and 56x56 blocks, the
    * calls get too small: MobileNetV2 15 % slower with chains sized so). */
   const size_t expanded = (size_t)(d->in_channels * d->in[1] * d->in[2]) * sizeof(float);
-  return expanded > axle_kernels_l2_bytes() / 2 && expanded >= ((size_t)1 << 20) &&
-         band_for(dw) >= 4;
+  return expanded >= min_bytes && band_for(dw) >= 4;
+}
+
+int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand, const axle_f32_conv_plan_t* dw,
+                                 const axle_f32_conv_plan_t* project) {
+  const size_t past_half_l2 = axle_kernels_l2_bytes() / 2 + 1;
+  return bands_pay(expand, dw, project,
+                   past_half_l2 > ((size_t)1 << 20) ? past_half_l2 : (size_t)1 << 20);
 }
 
 int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_conv_plan_t* dw,
                              const axle_f32_conv_plan_t* project, uint32_t threads) {
   if (axle_f32_conv_chain_supports(expand, dw, project)) return AXLE_F32_CHAIN_BANDS;
+  /* On several threads bands pay from 512 KiB: as layers, the threads
+   * meet in five parallel regions per block, every layer cut along its own
+   * axis (pixels, channels, K), so each reads part of its input from the
+   * other core's cache; a band chain is one region, each thread on its own
+   * rows. MobileNetV2's 28x28 blocks (600 KB) at 2 threads, three rounds in
+   * each order: 108-116 -> 87-94, 92-100 -> 85-92 and 72-77 -> 68-74 us.
+   * Not at 14x14 (300-450 KB): the 384-channel blocks -1..-7 us, the
+   * 576-channel ones +6..+7, the stride-2 one +24. */
+  if (threads > 1 && bands_pay(expand, dw, project, (size_t)512 << 10)) return AXLE_F32_CHAIN_BANDS;
   /* Channels-last on one thread, where the expanded map has fewer pixels
    * than channels (14x14 and 7x7 in MobileNetV2). At 28x28 x 192 the
    * block ran 2-5 % slower, the projection's packing of its channels-last

@@ -560,7 +560,8 @@ int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand,
                                  const axle_f32_conv_plan_t* dw,
                                  const axle_f32_conv_plan_t* project);
 /* How the three plans chain, if they do, for runs on `threads` threads:
- * AXLE_F32_CHAIN_BANDS where axle_f32_conv_chain_supports; else
+ * AXLE_F32_CHAIN_BANDS where axle_f32_conv_chain_supports, or on several
+ * threads where it would with an expanded tensor of 512 KiB; else
  * AXLE_F32_CHAIN_CHANNELS_LAST where the shapes chain, the expansion is
  * pointwise too, its map has fewer pixels than channels, the run has one
  * thread and dispatch is at AVX2 or above: whole images stage after stage,

@@ -312,7 +312,8 @@ static void test_chain_supports(void) {
 }
 
 static void test_chain_mode(void) {
-  /* Bands where they pay, whatever the threads; channels-last for a block
+  /* Bands where they pay, from a smaller expanded tensor on several
+   * threads; channels-last for a block
    * with fewer pixels than expanded channels on one thread, with AVX2 or
    * above; else none. */
   const axle_isa_t best = axle_kernels_set_isa(AXLE_ISA_SCALAR);
@@ -324,6 +325,16 @@ static void test_chain_mode(void) {
   fixture_make(&big, &f);
   CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
                   AXLE_F32_CHAIN_BANDS);
+  fixture_free(&f);
+  /* 28x28 x 192 (600 KB): bands on several threads only (with an L2 that
+   * leaves them 4 rows or more). */
+  const chain_case_t mid = {1, 32, 192, 32, 28, 28, 1, 1, 1, 1, 1, 1, 1, 1};
+  fixture_make(&mid, &f);
+  CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 1),
+                  AXLE_F32_CHAIN_NONE);
+  if (axle_kernels_l2_bytes() >= ((size_t)1 << 20))
+    CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
+                    AXLE_F32_CHAIN_BANDS);
   fixture_free(&f);
   fixture_make(&small, &f);
   CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 1),
