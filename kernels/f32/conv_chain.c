@@ -109,7 +109,10 @@ static int64_t band_for(const axle_f32_conv_plan_t* dw) {
   return band > 4 ? band - band % 4 : band;
 }
 
-static size_t cl_gemm_bytes(const axle_f32_conv_chain_t* c); /* channels-last, below */
+/* Channels-last, below. */
+static size_t cl_gemm_bytes(const axle_f32_conv_chain_t* c);
+static size_t cl_blocked(const axle_f32_conv_plan_t* dw, const axle_f32_conv_plan_t* project);
+static size_t cl_parts(const axle_f32_conv_plan_t* expand, uint32_t threads);
 
 void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band) {
   const int64_t ho = c->dw->p.out[1];
@@ -206,21 +209,19 @@ int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_
    * Not at 14x14 (300-450 KB): the 384-channel blocks -1..-7 us, the
    * 576-channel ones +6..+7, the stride-2 one +24. */
   if (threads > 1 && bands_pay(expand, dw, project, (size_t)512 << 10)) return AXLE_F32_CHAIN_BANDS;
-  /* Channels-last on one thread, where the expanded map has fewer pixels
-   * than channels (14x14 and 7x7 in MobileNetV2). At 28x28 x 192 the
-   * block ran 2-5 % slower, the projection's packing of its channels-last
-   * input outweighing the depthwise gain. On 2 threads MobileNetV2 ran 3-4
-   * % slower than with the three layers, the blocks 10-30 % each, whether
-   * the stages split as below or each GEMM split itself (over channels for
-   * the expansion, over K for the projection; per 384-channel block,
-   * expansion / depthwise / projection 42 / 28 / 59 us against 42 / 19 / 39
-   * for the layers): the depthwise stage, 2x the 1-thread kernel speed on
-   * data in cache, ran barely faster than on one thread on the buffers as
-   * the expansion leaves them. */
+  /* Channels-last where the expanded map has fewer pixels than channels
+   * (14x14 and 7x7 in MobileNetV2). At 28x28 x 192 the block ran 2-5 %
+   * slower on one thread, the projection's packing of its channels-last
+   * input outweighing the depthwise gain. On several threads each thread
+   * takes a part of the channels (see cl_part_task), which needs the
+   * projection to read the depthwise output in place (cl_blocked: with
+   * packing, earlier splits by pixels or rows lost to the three layers). */
   const size_t pixels = (size_t)(dw->p.in[1] * dw->p.in[2]);
-  if (threads == 1 && chain_shapes(expand, dw, project) && is_pointwise_gemm(expand) &&
-      axle_f32_dwconv_nhwc_supports(&dw->p) && pixels < (size_t)dw->p.in_channels &&
-      axle_kernels_isa() >= AXLE_ISA_AVX2_FMA)
+  if (!chain_shapes(expand, dw, project) || !is_pointwise_gemm(expand) ||
+      !axle_f32_dwconv_nhwc_supports(&dw->p) || pixels >= (size_t)dw->p.in_channels ||
+      axle_kernels_isa() < AXLE_ISA_AVX2_FMA)
+    return AXLE_F32_CHAIN_NONE;
+  if (threads == 1 || (cl_blocked(dw, project) && cl_parts(expand, threads) == threads))
     return AXLE_F32_CHAIN_CHANNELS_LAST;
   return AXLE_F32_CHAIN_NONE;
 }
@@ -248,157 +249,163 @@ int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_
  * or 0 to keep it [pixels][channels]: only where the driver reads it in
  * place (AVX-512, K in whole blocks of 16, tiles all 32 wide), since
  * anywhere else it would be packed from the blocks, slower than from rows. */
-static size_t cl_blocked(const axle_f32_conv_chain_t* c) {
-  const axle_f32_conv_params_t* d = &c->dw->p;
-  const size_t k = c->project->k, n = c->project->m;
+static size_t cl_blocked(const axle_f32_conv_plan_t* dw, const axle_f32_conv_plan_t* project) {
+  const axle_f32_conv_params_t* d = &dw->p;
+  const size_t k = project->k, n = project->m;
   if (axle_kernels_isa() < AXLE_ISA_AVX512 || k % 16 || axle_f32_gemm_kc(k) % 16 ||
       n % (2 * AXLE_F32_GEMM_NR))
     return 0;
   return 16 * (size_t)(d->out[1] * d->out[2]);
 }
 
-/* The GEMM of the expansion (stage 0) or projection (stage 2) of one image
- * over its pixels [p0, p0 + pixels), with the pixels on the tile's rows
- * (the plans made channels-last): the expansion reads the NCHW input as
- * A = X^T and writes the channels-last buffer row by row; the projection
- * reads that buffer as a row-major A (or blocked, its block stride
- * `blocked`: cl_blocked) and stores its tiles transposed into the NCHW
- * output. ep: its epilogue, to be filled by the caller (the residual
- * offset to p0 too). */
-static void cl_gemm(const axle_f32_conv_chain_t* c, int stage, size_t p0, size_t pixels,
-                    const float* in, size_t blocked, float* out, const axle_f32_epilogue_t* ep,
-                    axle_f32_gemm_t* g) {
-  const axle_f32_conv_plan_t* plan = stage == 0 ? c->expand : c->project;
+/* Where channel part t of `parts` starts: whole blocks of 16 (the
+ * depthwise output's blocks, the weights' panels), as even as that allows. */
+static size_t cl_part(size_t channels, size_t t, size_t parts) {
+  const size_t at = (channels + 15) / 16 * t / parts * 16;
+  return at < channels ? at : channels;
+}
+
+/* The channel parts of a run on `threads` threads: one per thread, where a
+ * part's columns of the packed expansion weights are a packed operand of
+ * their own (one K block) and every part gets a block. */
+static size_t cl_parts(const axle_f32_conv_plan_t* expand, uint32_t threads) {
+  const size_t blocks = (expand->m + 15) / 16;
+  if (threads <= 1 || axle_f32_gemm_kc(expand->k) != expand->k) return 1;
+  return threads < blocks ? threads : blocks;
+}
+
+/* The expansion of channels [c0, c1) of one image, with the pixels on the
+ * tile's rows (the plan made channels-last): A = X^T read from the NCHW
+ * input, B the part's panels of the packed weights, C the part's own
+ * buffer [pixels][c1 - c0], stored row by row. ep: its epilogue (the bias
+ * as a residual row, offset to c0 by the caller). */
+static void cl_expand_gemm(const axle_f32_conv_chain_t* c, size_t c0, size_t c1, const float* x,
+                           float* e, const axle_f32_epilogue_t* ep, axle_f32_gemm_t* g) {
+  const axle_f32_conv_plan_t* plan = c->expand;
   memset(g, 0, sizeof *g);
   g->alpha = 1.0f;
-  g->m = pixels;
+  g->m = plan->n;
+  g->n = c1 - c0;
+  g->k = plan->k;
+  g->ep = ep;
+  g->a.data = x;
+  g->a.rs = 1;
+  g->a.cs = plan->n;
+  g->b.packed = c->packed[0] + c0 * plan->k; /* panels of 16 columns, kc = k */
+  g->c = e;
+  g->ldc = c1 - c0;
+}
+
+/* The projection of one image: A the depthwise output, [pixels][channels]
+ * or blocked (its block stride `blocked`: cl_blocked), C stored transposed
+ * into the NCHW output. */
+static void cl_project_gemm(const axle_f32_conv_chain_t* c, const float* d, size_t blocked,
+                            float* y, const axle_f32_epilogue_t* ep, axle_f32_gemm_t* g) {
+  const axle_f32_conv_plan_t* plan = c->project;
+  memset(g, 0, sizeof *g);
+  g->alpha = 1.0f;
+  g->m = plan->n;
   g->n = plan->m;
   g->k = plan->k;
   g->ep = ep;
-  g->b.packed = c->packed[stage];
-  if (stage == 0) {
-    g->a.data = in + p0;
-    g->a.rs = 1;
-    g->a.cs = plan->n;
-    g->c = out + p0 * plan->m;
-    g->ldc = plan->m;
+  g->a.data = d;
+  if (blocked) {
+    g->a.blocked = blocked;
   } else {
-    if (blocked) {
-      g->a.data = in + p0 * 16;
-      g->a.blocked = blocked;
-    } else {
-      g->a.data = in + p0 * plan->k;
-      g->a.rs = plan->k;
-      g->a.cs = 1;
-    }
-    g->c = out + p0;
-    g->ldc = plan->n;
-    g->c_transposed = 1;
+    g->a.rs = plan->k;
+    g->a.cs = 1;
   }
-}
-
-/* Where part t of T of n items starts: an even share, at a multiple of
- * `unit` (the wide tile's 12 rows) where that leaves parts. */
-static size_t cl_share(size_t n, size_t t, size_t parts, size_t unit) {
-  const size_t s = (n * t / parts + unit / 2) / unit * unit;
-  return t >= parts || s > n ? n : s;
+  g->b.packed = c->packed[2];
+  g->c = y;
+  g->ldc = plan->n;
+  g->c_transposed = 1;
 }
 
 /* Bytes of the two channels-last buffers at the start of the scratch; the
- * threads' GEMM scratch (c->gemm_bytes each) follows. */
+ * projection's GEMM scratch and the threads' expansion scratch
+ * (c->gemm_bytes each) follow. */
 typedef struct cl_layout_t {
-  size_t e_bytes, d_bytes;
+  size_t e_bytes, d_bytes, project_bytes;
 } cl_layout_t;
 
-static void cl_layout(const axle_f32_conv_chain_t* c, cl_layout_t* l) {
+static void cl_layout(const axle_f32_conv_chain_t* c, uint32_t threads, cl_layout_t* l) {
   const axle_f32_conv_params_t* d = &c->dw->p;
   l->e_bytes = align64(sizeof(float) * (size_t)(d->in[1] * d->in[2] * d->in_channels));
   l->d_bytes = align64(sizeof(float) * (size_t)(d->out[1] * d->out[2] * d->out_channels));
+  axle_f32_gemm_t g;
+  cl_project_gemm(c, NULL, cl_blocked(c->dw, c->project), NULL, NULL, &g);
+  l->project_bytes = align64(axle_f32_gemm_scratch_size(&g, threads));
 }
 
-/* The serial GEMM scratch of any part a run may cut (any pixel count of
- * either GEMM, the projection's input in either layout), asked once here
- * rather than on every run. */
+/* The serial expansion scratch of any part a run may cut (every width in
+ * blocks of 16, and all channels), asked once here rather than on every
+ * run. */
 static size_t cl_gemm_bytes(const axle_f32_conv_chain_t* c) {
-  const axle_f32_conv_params_t* d = &c->dw->p;
-  const size_t px[2] = {(size_t)(d->in[1] * d->in[2]), (size_t)(d->out[1] * d->out[2])};
+  const size_t channels = c->expand->m;
   size_t most = 0;
-  for (int s = 0; s < 2; ++s)
-    for (size_t m = 1; m <= px[s]; ++m)
-      for (size_t blocked = 0; blocked <= (size_t)s; ++blocked) {
-        axle_f32_gemm_t g;
-        cl_gemm(c, 2 * s, 0, m, NULL, blocked * 16 * px[1], NULL, NULL, &g);
-        const size_t b = axle_f32_gemm_scratch_size(&g, 1);
-        if (b > most) most = b;
-      }
+  for (size_t w = 16; w < channels + 16; w += 16) {
+    axle_f32_gemm_t g;
+    cl_expand_gemm(c, 0, w < channels ? w : channels, NULL, NULL, NULL, &g);
+    const size_t b = axle_f32_gemm_scratch_size(&g, 1);
+    if (b > most) most = b;
+  }
   return align64(most);
 }
 
 typedef struct cl_run_t {
   const axle_f32_conv_chain_t* c;
-  cl_layout_t l;
   size_t parts;
   axle_f32_dwconv_nhwc_fn dw;
-  size_t blocked;               /* the depthwise output's layout: cl_blocked */
-  axle_f32_epilogue_t ep0, ep2; /* ep2's residual: this image's */
-  const float* x;               /* this image's */
-  float* y;
+  size_t blocked; /* the depthwise output's layout: cl_blocked */
+  axle_f32_epilogue_t ep0;
+  const float* x; /* this image's */
   float *e, *d;
   char* gemm_scratch; /* per thread, c->gemm_bytes apart */
 } cl_run_t;
 
-/* Part t of the expansion: its share of the input pixels. */
-static void cl_expand_task(void* arg, size_t t, uint32_t thread) {
+/* Part t: the expansion of its channels into its own [pixels][channels]
+ * buffer, then the depthwise stage on them, both on this thread, so the
+ * depthwise stage reads only what the same core has just written, in one
+ * contiguous buffer. (Cut across each pixel's channels of one shared
+ * buffer instead, it ran 2.2x slower after the expansion than alone.) */
+static void cl_part_task(void* arg, size_t t, uint32_t thread) {
   const cl_run_t* r = arg;
   const axle_f32_conv_params_t* d = &r->c->dw->p;
-  const size_t px = (size_t)(d->in[1] * d->in[2]), unit = 2 * AXLE_F32_GEMM_MR;
-  const size_t p0 = cl_share(px, t, r->parts, unit), p1 = cl_share(px, t + 1, r->parts, unit);
-  if (p0 >= p1) return;
+  const size_t channels = (size_t)d->in_channels, pixels = (size_t)(d->in[1] * d->in[2]);
+  const size_t c0 = cl_part(channels, t, r->parts), c1 = cl_part(channels, t + 1, r->parts);
+  if (c0 >= c1) return;
+  float* e = r->e + c0 * pixels;
+  axle_f32_epilogue_t ep0 = r->ep0;
+  if (ep0.residual) ep0.residual += c0;
   axle_f32_gemm_t g;
-  cl_gemm(r->c, 0, p0, p1 - p0, r->x, 0, r->e, &r->ep0, &g);
+  cl_expand_gemm(r->c, c0, c1, r->x, e, &ep0, &g);
   axle_f32_gemm(&g, r->gemm_scratch + (size_t)thread * r->c->gemm_bytes, NULL);
+  /* Channel c of pixel q at e[q (c1 - c0) + c - c0]. */
+  const int64_t y_pixel = r->blocked ? 16 : (int64_t)channels;
+  const int64_t y_block = r->blocked ? (int64_t)r->blocked : 16;
+  r->dw(d, e - c0, (int64_t)(c1 - c0), r->c->packed[1], &r->c->ep[1], 0, d->out[1], (int64_t)c0,
+        (int64_t)c1, y_pixel, y_block, r->d);
 }
 
-/* Part t of the depthwise stage and the projection: its share of the
- * output rows, both stages, so the projection reads only what this thread
- * has just written. */
-static void cl_rows_task(void* arg, size_t t, uint32_t thread) {
-  const cl_run_t* r = arg;
-  const axle_f32_conv_params_t* d = &r->c->dw->p;
-  const int64_t o0 = d->out[1] * (int64_t)t / (int64_t)r->parts;
-  const int64_t o1 = d->out[1] * (int64_t)(t + 1) / (int64_t)r->parts;
-  if (o0 >= o1) return;
-  if (r->blocked)
-    r->dw(d, r->e, r->c->packed[1], &r->c->ep[1], o0, o1, 0, d->out_channels, 16,
-          (int64_t)r->blocked, r->d);
-  else
-    r->dw(d, r->e, r->c->packed[1], &r->c->ep[1], o0, o1, 0, d->out_channels, d->out_channels, 16,
-          r->d);
-  const size_t p0 = (size_t)(o0 * d->out[2]), pixels = (size_t)((o1 - o0) * d->out[2]);
-  axle_f32_epilogue_t ep2 = r->ep2;
-  if (ep2.residual) ep2.residual += p0;
-  axle_f32_gemm_t g;
-  cl_gemm(r->c, 2, p0, pixels, r->d, r->blocked, r->y, &ep2, &g);
-  axle_f32_gemm(&g, r->gemm_scratch + (size_t)thread * r->c->gemm_bytes, NULL);
-}
-
-/* Two regions per image: the expansion split by input pixels, then the
- * depthwise stage and the projection split by output rows, each part on
- * one thread with serial GEMMs, so that a thread reads what it wrote
- * itself but for the rows around a boundary. (The plugin runs this on one
- * thread; see axle_f32_conv_chain_mode.) */
+/* Per image two steps: the parts (one parallel region, each thread its
+ * channels), then the projection, which the GEMM splits itself: over K on
+ * several threads where that pays (axle_f32_gemm), i.e. each thread over
+ * the channels its part has just written. */
 static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, float* y,
                                 void* scratch, const axle_parallel_t* par) {
   const axle_f32_conv_params_t* d = &c->dw->p;
+  const uint32_t threads = axle_parallel_threads(par);
+  cl_layout_t l;
+  cl_layout(c, threads, &l);
   cl_run_t r;
   r.c = c;
-  r.parts = axle_parallel_threads(par);
-  cl_layout(c, &r.l);
+  r.parts = cl_parts(c->expand, threads);
   r.dw = axle_f32_dwconv_nhwc_kernel(d);
-  r.blocked = cl_blocked(c);
+  r.blocked = cl_blocked(c->dw, c->project);
   r.e = scratch;
-  r.d = (float*)((char*)scratch + r.l.e_bytes);
-  r.gemm_scratch = (char*)scratch + r.l.e_bytes + r.l.d_bytes;
+  r.d = (float*)((char*)scratch + l.e_bytes);
+  char* project_scratch = (char*)scratch + l.e_bytes + l.d_bytes;
+  r.gemm_scratch = project_scratch + l.project_bytes;
   const size_t x_image = (size_t)(c->expand->p.in_channels * d->in[1] * d->in[2]);
   const size_t y_plane = (size_t)(d->out[1] * d->out[2]);
   const size_t y_image = (size_t)c->project->p.out_channels * y_plane;
@@ -410,14 +417,15 @@ static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, 
   r.ep0.bias = NULL;
   for (int64_t n = 0; n < d->batch; ++n) {
     r.x = x + (size_t)n * x_image;
-    r.y = y + (size_t)n * y_image;
-    r.ep2 = c->ep[2];
-    if (r.ep2.residual) {
-      r.ep2.residual += (size_t)n * y_image;
-      r.ep2.ldr = y_plane;
+    axle_parallel_run(par, r.parts, cl_part_task, &r);
+    axle_f32_epilogue_t ep2 = c->ep[2];
+    if (ep2.residual) {
+      ep2.residual += (size_t)n * y_image;
+      ep2.ldr = y_plane;
     }
-    axle_parallel_run(par, r.parts, cl_expand_task, &r);
-    axle_parallel_run(par, r.parts, cl_rows_task, &r);
+    axle_f32_gemm_t g;
+    cl_project_gemm(c, r.d, r.blocked, y + (size_t)n * y_image, &ep2, &g);
+    axle_f32_gemm(&g, project_scratch, par);
   }
 }
 
@@ -425,8 +433,8 @@ size_t axle_f32_conv_chain_scratch_size(const axle_f32_conv_chain_t* c, uint32_t
   if (threads < 1) threads = 1;
   if (c->channels_last) {
     cl_layout_t l;
-    cl_layout(c, &l);
-    return l.e_bytes + l.d_bytes + c->gemm_bytes * threads;
+    cl_layout(c, threads, &l);
+    return l.e_bytes + l.d_bytes + l.project_bytes + c->gemm_bytes * threads;
   }
   chain_geom_t g;
   chain_geom(c, &g);

@@ -18,10 +18,10 @@ int axle_f32_dwconv_nhwc_supports(const axle_f32_conv_params_t* p) {
          p->out_channels == p->in_channels && p->pad[1] >= 0 && p->pad[2] >= 0;
 }
 
-void axle_f32_dwconv_nhwc__scalar(const axle_f32_conv_params_t* p, const float* x, const float* w,
-                                  const axle_f32_epilogue_t* ep, int64_t oy0, int64_t oy1,
-                                  int64_t c0, int64_t c1, int64_t y_pixel, int64_t y_block,
-                                  float* y) {
+void axle_f32_dwconv_nhwc__scalar(const axle_f32_conv_params_t* p, const float* x, int64_t x_pixel,
+                                  const float* w, const axle_f32_epilogue_t* ep, int64_t oy0,
+                                  int64_t oy1, int64_t c0, int64_t c1, int64_t y_pixel,
+                                  int64_t y_block, float* y) {
   const int64_t ch = p->in_channels;
   for (int64_t oy = oy0; oy < oy1; ++oy) {
     const int64_t sy = oy * p->stride[1] - p->pad[1];
@@ -38,7 +38,7 @@ void axle_f32_dwconv_nhwc__scalar(const axle_f32_conv_params_t* p, const float* 
           const int64_t iy = sy + ky * p->dilation[1];
           for (int64_t kx = kx0; kx < kx1; ++kx) {
             const int64_t ix = sx + kx * p->dilation[2];
-            acc += x[(iy * p->in[2] + ix) * ch + c] * w[(ky * p->kernel[2] + kx) * ch + c];
+            acc += x[(iy * p->in[2] + ix) * x_pixel + c] * w[(ky * p->kernel[2] + kx) * ch + c];
           }
         }
         yo[c / 16 * y_block + c % 16] =

@@ -18,7 +18,8 @@ typedef struct walk_t {
   __m256 wt[9], bias, lo, hi, alpha;
   int leaky;
   __m256i m;     /* the channels of this vector */
-  int64_t ch;    /* floats per input pixel */
+  int64_t ch;    /* channels (the weights' tap stride) */
+  int64_t xp;    /* floats per input pixel (x_pixel) */
   int64_t yp;    /* floats per output pixel (y_pixel) */
   int64_t w, sx; /* input row width, column stride */
 } walk_t;
@@ -34,7 +35,7 @@ AXLE_AVX2 AXLE_INLINE void strip(const walk_t* k, const float* const rows[3], in
       for (int i = 0; i < n; ++i) {
         const int64_t ix = ix0 + i * k->sx + kx;
         if (edge && (ix < 0 || ix >= k->w)) continue;
-        const __m256 v = _mm256_maskload_ps(rows[ky] + ix * k->ch, k->m);
+        const __m256 v = _mm256_maskload_ps(rows[ky] + ix * k->xp, k->m);
         acc[i] = _mm256_fmadd_ps(v, k->wt[ky * 3 + kx], acc[i]);
       }
   }
@@ -76,11 +77,13 @@ AXLE_AVX2 static void row(const walk_t* k, const float* const rows[3], int64_t k
 }
 
 AXLE_AVX2 void axle_f32_dwconv_nhwc_3x3__avx2_fma(const axle_f32_conv_params_t* p, const float* x,
-                                                  const float* w, const axle_f32_epilogue_t* ep,
-                                                  int64_t oy0, int64_t oy1, int64_t c0, int64_t c1,
+                                                  int64_t x_pixel, const float* w,
+                                                  const axle_f32_epilogue_t* ep, int64_t oy0,
+                                                  int64_t oy1, int64_t c0, int64_t c1,
                                                   int64_t y_pixel, int64_t y_block, float* y) {
   walk_t k;
   k.ch = p->in_channels;
+  k.xp = x_pixel;
   k.yp = y_pixel;
   k.w = p->in[2];
   k.sx = p->stride[2];
@@ -98,7 +101,7 @@ AXLE_AVX2 void axle_f32_dwconv_nhwc_3x3__avx2_fma(const axle_f32_conv_params_t* 
     for (int64_t oy = oy0; oy < oy1; ++oy) {
       const float* rows[3];
       int64_t ky0, ky1;
-      axle_window_rows_nhwc(x, h, k.w, k.ch, c, oy * sy - pt, 3, rows, &ky0, &ky1);
+      axle_window_rows_nhwc(x, h, k.w, k.xp, c, oy * sy - pt, 3, rows, &ky0, &ky1);
       row(&k, rows, ky0, ky1, p->pad[2], wo, y + oy * wo * k.yp + c / 16 * y_block + c % 16);
     }
   }

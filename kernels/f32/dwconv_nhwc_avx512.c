@@ -23,7 +23,8 @@ typedef struct walk_t {
   __m512 wt[9], bias, lo, hi, alpha;
   int leaky;
   __mmask16 m;   /* the channels of this vector */
-  int64_t ch;    /* floats per input pixel */
+  int64_t ch;    /* channels (the weights' tap stride) */
+  int64_t xp;    /* floats per input pixel (x_pixel) */
   int64_t yp;    /* floats per output pixel (y_pixel) */
   int64_t w, sx; /* input row width, column stride (1 or 2) */
 } walk_t;
@@ -46,7 +47,7 @@ AXLE_AVX512 AXLE_INLINE void strip(const walk_t* k, const float* const rows[5], 
                                    int64_t rhi, int64_t ix0, const int n, const int S, const int R,
                                    const int edge, const int full, float* yo, int64_t y_row) {
   const int ncols = (n - 1) * S + 3;
-  const int64_t ch = k->ch;
+  const int64_t xp = k->xp;
   const int64_t jlo = edge && ix0 < 0 ? -ix0 : 0;
   const int64_t jhi = edge && k->w - ix0 < ncols ? k->w - ix0 : ncols;
   const __mmask16 m = k->m;
@@ -61,9 +62,9 @@ AXLE_AVX512 AXLE_INLINE void strip(const walk_t* k, const float* const rows[5], 
 #pragma GCC unroll 5
   for (int r = 0; r < (R - 1) * S + 3; ++r) {
     if (r < rlo || r >= rhi) continue;
-    const float* col = rows[r] + ix0 * ch;
+    const float* col = rows[r] + ix0 * xp;
 #pragma GCC unroll 17
-    for (int j = 0; j < ncols; ++j, col += ch) {
+    for (int j = 0; j < ncols; ++j, col += xp) {
       if (edge && (j < jlo || j >= jhi)) continue;
       __m512 v = full ? _mm512_loadu_ps(col) : _mm512_maskz_loadu_ps(m, col);
       /* One load per column, not one per FMA, which GCC would fold in. */
@@ -156,11 +157,13 @@ WALK_FN(rows2_s1, 1, 2, 1)
 WALK_FN(rows2_s2, 2, 2, 1)
 
 AXLE_AVX512 void axle_f32_dwconv_nhwc_3x3__avx512(const axle_f32_conv_params_t* p, const float* x,
-                                                  const float* w, const axle_f32_epilogue_t* ep,
-                                                  int64_t oy0, int64_t oy1, int64_t c0, int64_t c1,
+                                                  int64_t x_pixel, const float* w,
+                                                  const axle_f32_epilogue_t* ep, int64_t oy0,
+                                                  int64_t oy1, int64_t c0, int64_t c1,
                                                   int64_t y_pixel, int64_t y_block, float* y) {
   walk_t k;
   k.ch = p->in_channels;
+  k.xp = x_pixel;
   k.yp = y_pixel;
   k.w = p->in[2];
   k.sx = p->stride[2];
@@ -184,7 +187,7 @@ AXLE_AVX512 void axle_f32_dwconv_nhwc_3x3__avx512(const axle_f32_conv_params_t* 
       const float* rows[5];
       int64_t rlo, rhi;
       /* Output rows [oy, oy + 1 + two) read (two ? sy : 0) + 3 input rows. */
-      axle_window_rows_nhwc(x, h, k.w, k.ch, c, oy * sy - pt, two ? sy + 3 : 3, rows, &rlo, &rhi);
+      axle_window_rows_nhwc(x, h, k.w, k.xp, c, oy * sy - pt, two ? sy + 3 : 3, rows, &rlo, &rhi);
       const walk_fn walk = two ? (sy == 1 ? rows2_s1 : rows2_s2) : row;
       walk(&k, rows, rlo, rhi, p->pad[2], wo, y + oy * wo * k.yp + c / 16 * y_block + c % 16);
       oy += two ? 2 : 1;

@@ -480,7 +480,10 @@ void axle_f32_dwconv_planes_3x3__avx512(const axle_f32_conv_params_t* p, size_t 
 axle_f32_dwconv_plane_fn axle_f32_dwconv_plane_kernel(const axle_f32_conv_params_t* p);
 
 /* Depthwise convolution over one channels-last image (dwconv_nhwc.c):
- * x [in h][in w][C]; channel c of output pixel q (row-major over [out h][out
+ * channel c of input pixel q (row-major over [in h][in w]) at x[q * x_pixel
+ * + c], x_pixel >= c1 (C: x laid out [in h][in w][C]; less where x points
+ * below a buffer holding only channels [c0, c1), c1 - c0 to a pixel);
+ * channel c of output pixel q (row-major over [out h][out
  * w]) at y[q * y_pixel + (c / 16) * y_block + c % 16]: y_pixel = C and
  * y_block = 16 lay y out [out h][out w][C] like x, y_pixel = 16 and
  * y_block >= 16 * pixels in blocks of 16 channels (the blocked A of
@@ -496,22 +499,25 @@ axle_f32_dwconv_plane_fn axle_f32_dwconv_plane_kernel(const axle_f32_conv_params
  * disjoint (row, channel) ranges may run concurrently on the same x, w
  * and y. The vector variants take 3x3 kernels with dilation 1. */
 typedef void (*axle_f32_dwconv_nhwc_fn)(const axle_f32_conv_params_t* p, const float* x,
-                                        const float* w, const axle_f32_epilogue_t* ep, int64_t oy0,
-                                        int64_t oy1, int64_t c0, int64_t c1, int64_t y_pixel,
-                                        int64_t y_block, float* y);
+                                        int64_t x_pixel, const float* w,
+                                        const axle_f32_epilogue_t* ep, int64_t oy0, int64_t oy1,
+                                        int64_t c0, int64_t c1, int64_t y_pixel, int64_t y_block,
+                                        float* y);
 int axle_f32_dwconv_nhwc_supports(const axle_f32_conv_params_t* p);
-void axle_f32_dwconv_nhwc__scalar(const axle_f32_conv_params_t* p, const float* x, const float* w,
-                                  const axle_f32_epilogue_t* ep, int64_t oy0, int64_t oy1,
-                                  int64_t c0, int64_t c1, int64_t y_pixel, int64_t y_block,
-                                  float* y);
+void axle_f32_dwconv_nhwc__scalar(const axle_f32_conv_params_t* p, const float* x, int64_t x_pixel,
+                                  const float* w, const axle_f32_epilogue_t* ep, int64_t oy0,
+                                  int64_t oy1, int64_t c0, int64_t c1, int64_t y_pixel,
+                                  int64_t y_block, float* y);
 void axle_f32_dwconv_nhwc_3x3__avx2_fma(const axle_f32_conv_params_t* p, const float* x,
-                                        const float* w, const axle_f32_epilogue_t* ep, int64_t oy0,
-                                        int64_t oy1, int64_t c0, int64_t c1, int64_t y_pixel,
-                                        int64_t y_block, float* y);
+                                        int64_t x_pixel, const float* w,
+                                        const axle_f32_epilogue_t* ep, int64_t oy0, int64_t oy1,
+                                        int64_t c0, int64_t c1, int64_t y_pixel, int64_t y_block,
+                                        float* y);
 void axle_f32_dwconv_nhwc_3x3__avx512(const axle_f32_conv_params_t* p, const float* x,
-                                      const float* w, const axle_f32_epilogue_t* ep, int64_t oy0,
-                                      int64_t oy1, int64_t c0, int64_t c1, int64_t y_pixel,
-                                      int64_t y_block, float* y);
+                                      int64_t x_pixel, const float* w,
+                                      const axle_f32_epilogue_t* ep, int64_t oy0, int64_t oy1,
+                                      int64_t c0, int64_t c1, int64_t y_pixel, int64_t y_block,
+                                      float* y);
 /* The variant for axle_kernels_isa() that takes p. */
 axle_f32_dwconv_nhwc_fn axle_f32_dwconv_nhwc_kernel(const axle_f32_conv_params_t* p);
 
@@ -563,12 +569,14 @@ int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand,
  * AXLE_F32_CHAIN_BANDS where axle_f32_conv_chain_supports, or on several
  * threads where it would with an expanded tensor of 512 KiB; else
  * AXLE_F32_CHAIN_CHANNELS_LAST where the shapes chain, the expansion is
- * pointwise too, its map has fewer pixels than channels, the run has one
- * thread and dispatch is at AVX2 or above: whole images stage after stage,
- * the expanded tensor and the depthwise output kept channels-last in
- * scratch, so that the depthwise stage runs on axle_f32_dwconv_nhwc_kernel
- * (2-2.5x the per-plane kernels on 14x14 and 7x7 maps); else
- * AXLE_F32_CHAIN_NONE. */
+ * pointwise too, its map has fewer pixels than channels and dispatch is at
+ * AVX2 or above, on one thread, or on several where each can take a part
+ * of the expanded channels (whole blocks of 16, the expansion's weights one
+ * K block) and the projection reads the depthwise output in place
+ * (AVX-512): whole images stage after stage, the expanded tensor and the
+ * depthwise output kept channels-last in scratch, so that the depthwise
+ * stage runs on axle_f32_dwconv_nhwc_kernel (2-2.5x the per-plane kernels
+ * on 14x14 and 7x7 maps); else AXLE_F32_CHAIN_NONE. */
 enum { AXLE_F32_CHAIN_NONE = 0, AXLE_F32_CHAIN_BANDS = 1, AXLE_F32_CHAIN_CHANNELS_LAST = 2 };
 int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_conv_plan_t* dw,
                              const axle_f32_conv_plan_t* project, uint32_t threads);

@@ -79,12 +79,12 @@ static void test_reference_matches_direct(void) {
     axle_f32_epilogue_t ep;
     nhwc_ep(1, 2, bias, &ep);
     /* want is NCHW; clamp it and compare element by element. */
-    axle_f32_dwconv_nhwc__scalar(&p, x, w, &ep, 0, p.out[1], 0, c, c, 16, got);
+    axle_f32_dwconv_nhwc__scalar(&p, x, c, w, &ep, 0, p.out[1], 0, c, c, 16, got);
     /* The same in blocks of 16 channels (y_pixel 16), blocks apart by more
      * than their pixels: every value where the layout puts it. */
     const int64_t y_block = 16 * (int64_t)out_px + 32;
     float* blocked = kt_array((size_t)((c + 15) / 16 * y_block));
-    axle_f32_dwconv_nhwc__scalar(&p, x, w, &ep, 0, p.out[1], 0, c, 16, y_block, blocked);
+    axle_f32_dwconv_nhwc__scalar(&p, x, c, w, &ep, 0, p.out[1], 0, c, 16, y_block, blocked);
     int ok = 1;
     for (int64_t ch = 0; ch < c && ok; ++ch)
       for (size_t q = 0; q < out_px && ok; ++q)
@@ -122,7 +122,9 @@ static void test_reference_matches_direct(void) {
  * reference; every epilogue; nan: one input is NaN. Returns 1 when all
  * agree and nothing outside the range was written. */
 /* blocked: y in blocks of 16 channels (y_pixel 16, y_block past the
- * block's pixels), else laid out like x. */
+ * block's pixels), else laid out like x; and the variant reads channels
+ * [c0, c1) from a buffer of their own (x_pixel c1 - c0), as the
+ * channels-last chain's parts do. */
 static int variant_case(axle_f32_dwconv_nhwc_fn fn, const char* name,
                         const axle_f32_conv_params_t* p, int64_t oy0, int64_t oy1, int64_t c0,
                         int64_t c1, int nan, int blocked) {
@@ -134,6 +136,10 @@ static int variant_case(axle_f32_dwconv_nhwc_fn fn, const char* name,
   for (size_t i = 0; i < FENCE; ++i) fenced[i] = fenced[FENCE + in_n + i] = NAN;
   float* x = fenced + FENCE;
   if (nan) x[in_n / 2] = NAN;
+  const int64_t in_px = p->in[1] * p->in[2], width = c1 - c0;
+  float* part = kt_array((size_t)(in_px * width));
+  for (int64_t q = 0; q < in_px; ++q)
+    for (int64_t ch = 0; ch < width; ++ch) part[q * width + ch] = x[q * c + c0 + ch];
   float* w = kt_array((size_t)(9 * c));
   float* bias = kt_array((size_t)c);
   /* + 16: a masked store one vector too long shows past the end. */
@@ -144,8 +150,11 @@ static int variant_case(axle_f32_dwconv_nhwc_fn fn, const char* name,
     memcpy(got, want, (out_n + 16) * sizeof(float));
     axle_f32_epilogue_t ep;
     nhwc_ep(e != 0, e == 4 ? 3 : e, bias, &ep);
-    axle_f32_dwconv_nhwc__scalar(p, x, w, &ep, oy0, oy1, c0, c1, y_pixel, y_block, want);
-    fn(p, x, w, &ep, oy0, oy1, c0, c1, y_pixel, y_block, got);
+    axle_f32_dwconv_nhwc__scalar(p, x, c, w, &ep, oy0, oy1, c0, c1, y_pixel, y_block, want);
+    if (blocked)
+      fn(p, part - c0, width, w, &ep, oy0, oy1, c0, c1, y_pixel, y_block, got);
+    else
+      fn(p, x, c, w, &ep, oy0, oy1, c0, c1, y_pixel, y_block, got);
     ok = kt_close(name, got, want, out_n + 16, 1e-5, 1e-6);
     if (!ok)
       fprintf(stderr,
@@ -156,6 +165,7 @@ static int variant_case(axle_f32_dwconv_nhwc_fn fn, const char* name,
               (long long)c0, (long long)c1, e, nan, blocked);
   }
   free(fenced);
+  free(part);
   free(w);
   free(bias);
   free(want);
