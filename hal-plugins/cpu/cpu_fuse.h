@@ -157,6 +157,12 @@ uint64_t cpu_plan_offsets(uint32_t count, const uint64_t* size, const uint32_t* 
  * In cpu_ops_nn.c. */
 int32_t cpu_conv_geometry(const axle_hal_graph_t* g, const axle_hal_node_t* n,
                           axle_f32_conv_params_t* k, char* err, size_t err_size);
+/* Whether the only reader of tensor t (in g) is a depthwise Conv (one
+ * input channel per group) taking it as its data, directly or through a
+ * DequantizeLinear read by nothing else (a QDQ model's next integer
+ * step). Such a step splits its threads by channels, so the step writing t
+ * should too. In cpu_ops_nn.c. */
+int cpu_feeds_depthwise(const axle_hal_graph_t* g, const axle_hal_tensor_t* t);
 /* The same for a MaxPool node (channels: batch x channels, as the MaxPool
  * op pools them). */
 int32_t cpu_maxpool_geometry(const axle_hal_graph_t* g, const axle_hal_node_t* n,

@@ -429,21 +429,28 @@ int32_t cpu_conv_geometry(const axle_hal_graph_t* g, const axle_hal_node_t* n,
   return st;
 }
 
-/* Whether t's only reader is a depthwise Conv (one input channel per
- * group) taking it as its data: that step splits its threads by channels,
- * so the step writing t should too (axle_f32_conv_plan_t.split_channels). */
-static int feeds_depthwise(const axle_hal_graph_t* g, const axle_hal_tensor_t* t) {
-  const int32_t id = (int32_t)(t - g->tensors);
+/* The only reader of tensor id, and at which input, or NULL. */
+static const axle_hal_node_t* sole_reader(const axle_hal_graph_t* g, int32_t id, uint32_t* input) {
   const axle_hal_node_t* reader = NULL;
   for (uint32_t i = 0; i < g->node_count; ++i)
     for (uint32_t j = 0; j < g->nodes[i].input_count; ++j)
       if (g->nodes[i].inputs[j] == id) {
-        if (reader || j != 0) return 0;
+        if (reader) return NULL;
         reader = &g->nodes[i];
+        *input = j;
       }
+  return reader;
+}
+
+int cpu_feeds_depthwise(const axle_hal_graph_t* g, const axle_hal_tensor_t* t) {
+  uint32_t input = 0;
+  const axle_hal_node_t* reader = sole_reader(g, (int32_t)(t - g->tensors), &input);
+  if (reader && input == 0 && !strcmp(reader->op_type, "DequantizeLinear") &&
+      reader->output_count > 0)
+    reader = sole_reader(g, reader->outputs[0], &input);
   axle_f32_conv_params_t k;
   char err[200];
-  return reader && !strcmp(reader->op_type, "Conv") &&
+  return reader && input == 0 && !strcmp(reader->op_type, "Conv") &&
          cpu_conv_geometry(g, reader, &k, err, sizeof err) == AXLE_HAL_OK && k.groups > 1 &&
          k.groups == k.in_channels;
 }
@@ -480,7 +487,7 @@ int32_t cpu_conv_prepare_fused(const axle_hal_host_t* host, cpu_step_t* step,
 
   axle_f32_conv_plan_t plan;
   axle_f32_conv_plan(&k, &plan);
-  plan.split_channels = step->threads > 1 && feeds_depthwise(step->graph, step->out[0]);
+  plan.split_channels = step->threads > 1 && cpu_feeds_depthwise(step->graph, step->out[0]);
   const size_t floats = cpu_conv_stage_floats(step->graph, step->node, f, &plan);
   float* tail = NULL;
   conv_params_t* p = cpu_params_alloc_packed(step, sizeof *p, floats, &tail);

@@ -231,6 +231,7 @@ static int32_t qconv_prepare(const axle_hal_host_t* host, cpu_step_t* step,
     return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, err);
   axle_qu8_conv_plan_t plan;
   axle_qu8_conv_plan(&s.k, s.x_zp, &plan);
+  plan.split_channels = step->threads > 1 && cpu_feeds_depthwise(step->graph, step->out[0]);
   const size_t ch = (size_t)s.k.out_channels;
   const size_t head = QDQ_ALIGN(sizeof(qconv_params_t)), scales = QDQ_ALIGN(ch * sizeof(float));
   /* + 64: the block is malloc-aligned, the packed weights need 64. */

@@ -74,6 +74,11 @@ typedef struct axle_qu8_conv_plan_t {
    * the same bits (on the layout's scalar micro-kernel). */
   int32_t gemm_layout;
   size_t m, n, k; /* per group: output channels, output pixels, in channels x kernel volume */
+  /* GEMM/IM2COL with threads, on maps of up to 56x56 pixels: each thread a
+   * range of output channels instead of pixel strips, for a caller whose
+   * next step reads the output a channel range per thread (a depthwise
+   * convolution). 0 from axle_qu8_conv_plan; the caller may set it. */
+  int32_t split_channels;
 } axle_qu8_conv_plan_t;
 
 void axle_qu8_conv_plan(const axle_f32_conv_params_t* p, int32_t x_zero_point,

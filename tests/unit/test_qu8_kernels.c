@@ -141,28 +141,33 @@ static void qt_conv_data_free(qt_conv_data_t* d) {
 
 /* Runs the prepared convolution with algorithm algo (-1: the planner's)
  * and compares with the reference. The plan and packing use the ISA level
- * set now, the run run_isa. */
+ * set now, the run run_isa. On threads, also with them split by output
+ * channels (split_channels). */
 static void qt_conv_check(const qt_conv_data_t* d, int algo, uint32_t threads, axle_isa_t run_isa,
                           const char* what) {
-  axle_qu8_conv_plan_t plan;
-  axle_qu8_conv_plan(&d->p, d->zp, &plan);
-  if (algo >= 0) plan.algo = algo;
-  void* packed = kt_scratch(axle_qu8_conv_packed_size(&plan));
-  axle_qu8_conv_pack(&plan, d->w, d->bias, packed);
-  void* scratch = kt_scratch(axle_qu8_conv_scratch_size(&plan, threads));
-  uint8_t* y = kt_scratch(d->y_n);
-  uint32_t tstore = threads;
-  const axle_parallel_t par = {kt_pool_run, &tstore, threads};
-  const axle_isa_t plan_isa = axle_kernels_set_isa(run_isa);
-  axle_qu8_conv(&plan, d->x, packed, &d->rq, y, scratch, threads > 1 ? &par : NULL);
-  axle_kernels_set_isa(plan_isa);
-  char msg[256];
-  snprintf(msg, sizeof msg, "%s, algo %d, layout %d, isa %d (planned at %d), %u thread(s)", what,
-           plan.algo, plan.gemm_layout, (int)run_isa, (int)plan_isa, threads);
-  qt_same(msg, y, d->want, d->y_n);
-  free(packed);
-  free(scratch);
-  free(y);
+  for (int split = 0; split <= (threads > 1); ++split) {
+    axle_qu8_conv_plan_t plan;
+    axle_qu8_conv_plan(&d->p, d->zp, &plan);
+    if (algo >= 0) plan.algo = algo;
+    plan.split_channels = split;
+    void* packed = kt_scratch(axle_qu8_conv_packed_size(&plan));
+    axle_qu8_conv_pack(&plan, d->w, d->bias, packed);
+    void* scratch = kt_scratch(axle_qu8_conv_scratch_size(&plan, threads));
+    uint8_t* y = kt_scratch(d->y_n);
+    uint32_t tstore = threads;
+    const axle_parallel_t par = {kt_pool_run, &tstore, threads};
+    const axle_isa_t plan_isa = axle_kernels_set_isa(run_isa);
+    axle_qu8_conv(&plan, d->x, packed, &d->rq, y, scratch, threads > 1 ? &par : NULL);
+    axle_kernels_set_isa(plan_isa);
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s, algo %d, layout %d, isa %d (planned at %d), %u thread(s)%s",
+             what, plan.algo, plan.gemm_layout, (int)run_isa, (int)plan_isa, threads,
+             split ? " split by channels" : "");
+    qt_same(msg, y, d->want, d->y_n);
+    free(packed);
+    free(scratch);
+    free(y);
+  }
 }
 
 static int qt_is_pointwise(const axle_f32_conv_params_t* p) {
