@@ -22,6 +22,11 @@ static int64_t share_of(int64_t total, size_t tasks) {
   return (share + SHARE_ALIGN - 1) / SHARE_ALIGN * SHARE_ALIGN;
 }
 
+int64_t axle_parallel_share(const axle_parallel_t* par, int64_t total) {
+  const size_t tasks = task_count(par, total);
+  return tasks < 2 ? total : share_of(total, tasks);
+}
+
 /* The iterator at inner run o (row-major over every axis but the last). */
 static void iter_seek(const axle_nd_t* nd, axle_nd_iter_t* it, int64_t o) {
   axle_nd_iter_init(it);

@@ -160,6 +160,10 @@ void axle_nd_binary_parallel(const axle_nd_t* nd, axle_binary_fn fn, void* y, si
 /* fn over n contiguous elements of es bytes, split the same way. */
 void axle_unary_parallel(axle_unary_fn fn, const void* x, void* y, size_t n, size_t es,
                          const void* p, const axle_parallel_t* par);
+/* The elements per task the two above cut `total` into on par (a multiple
+ * of 64, the last task taking the rest), or total where the work runs
+ * serially: for other elementwise steps to split alike. */
+int64_t axle_parallel_share(const axle_parallel_t* par, int64_t total);
 /* Operands: 0 = y, 1 = cond (bool), 2 = x, 3 = z; all values elem_size bytes. */
 void axle_nd_where_scalar(const axle_nd_t* nd, axle_where_fn fn, size_t elem_size, void* y,
                           const uint8_t* c, const void* x, const void* z);

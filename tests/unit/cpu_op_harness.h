@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cpu_op.h"
+#include "cpu_threadpool.h"
 
 #define HX_MAX 16
 
@@ -29,6 +30,7 @@ typedef struct hx_t {
   uint32_t attr_count;
   const char* op_type;
   int64_t opset;
+  uint32_t threads; /* the step's (0: 1); more run on the plugin's pool */
   char reason[256];
 } hx_t;
 
@@ -170,13 +172,15 @@ static inline int32_t hx_run_n(hx_t* h, int runs) {
   step.output_count = h->output_count;
   step.in = in;
   step.out = out;
-  step.threads = 1;
+  step.threads = h->threads ? h->threads : 1;
   hx_message[0] = 0;
   st = op->prepare(&hx_host, &step);
   if (st == AXLE_HAL_OK) {
     void* scratch = step.scratch_bytes ? aligned_alloc(64, (step.scratch_bytes + 63) & ~(size_t)63)
                                        : NULL;
+    if (step.threads > 1) cpu_pool_acquire();
     for (int r = 0; r < runs; ++r) op->run(&step, in_data, out_data, scratch);
+    if (step.threads > 1) cpu_pool_release();
     free(scratch);
   }
   free(step.params);

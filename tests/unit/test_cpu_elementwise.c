@@ -760,6 +760,58 @@ static void test_op_quantize(void) {
   CU_ASSERT(strstr(h.reason, "block_size") != NULL);
 }
 
+/* Large enough to be split over threads, per axis with the shares
+ * starting inside a channel's run: 2 and 3 threads give the one-thread
+ * bits, both ways. */
+static void test_op_qdq_threads(void) {
+  enum { C = 3, N = 2 * 3 * 20011 };
+  float* x = malloc(N * sizeof(float));
+  uint8_t* q[3];
+  float* d[3];
+  const float s[C] = {0.5f, 0.25f, 2.0f};
+  const uint8_t z[C] = {3, 128, 250};
+  for (size_t i = 0; i < N; ++i) x[i] = (float)((int)(i * 7919 % 1021) - 510) * 0.37f;
+  for (uint32_t t = 1; t <= 3; ++t) {
+    q[t - 1] = malloc(N);
+    d[t - 1] = malloc(N * sizeof(float));
+    hx_t h;
+    hx_init(&h, "QuantizeLinear", 13);
+    h.threads = t;
+    hx_int(&h, "axis", 1);
+    hx_in(&h, F32, 3, SHAPE(2, C, N / (2 * C)), x);
+    hx_const(&h, F32, 1, SHAPE(C), s);
+    hx_const(&h, U8, 1, SHAPE(C), z);
+    hx_out(&h, U8, 3, SHAPE(2, C, N / (2 * C)), q[t - 1]);
+    CU_ASSERT_EQUAL_FATAL(hx_run(&h), AXLE_HAL_OK);
+    hx_init(&h, "DequantizeLinear", 13);
+    h.threads = t;
+    hx_int(&h, "axis", 1);
+    hx_in(&h, U8, 3, SHAPE(2, C, N / (2 * C)), q[t - 1]);
+    hx_const(&h, F32, 1, SHAPE(C), s);
+    hx_const(&h, U8, 1, SHAPE(C), z);
+    hx_out(&h, F32, 3, SHAPE(2, C, N / (2 * C)), d[t - 1]);
+    CU_ASSERT_EQUAL_FATAL(hx_run(&h), AXLE_HAL_OK);
+  }
+  /* Against a per-element reference too: x / s + z, rounded half to even. */
+  int ok = 1;
+  for (size_t i = 0; i < N && ok; ++i) {
+    const size_t c = i / (N / (2 * C)) % C;
+    float v = nearbyintf(x[i] / s[c]) + (float)z[c];
+    v = v < 0 ? 0 : v > 255 ? 255 : v;
+    ok = q[0][i] == (uint8_t)v && d[0][i] == ((float)q[0][i] - (float)z[c]) * s[c];
+  }
+  CU_ASSERT(ok);
+  for (int t = 1; t < 3; ++t) {
+    CU_ASSERT_EQUAL(memcmp(q[t], q[0], N), 0);
+    CU_ASSERT_EQUAL(memcmp(d[t], d[0], N * sizeof(float)), 0);
+  }
+  for (int t = 0; t < 3; ++t) {
+    free(q[t]);
+    free(d[t]);
+  }
+  free(x);
+}
+
 static void test_op_dequantize_per_axis(void) {
   /* [2,3,2] int8, axis -2 (= 1): scales {1, .5, 2}, zero points {0, 1, -1} */
   int8_t x[12] = {1, 2, 3, 4, 5, 6, -1, -2, -3, -4, -5, -6};
@@ -857,6 +909,7 @@ static const hx_case_t op_cases[] = {
     {"Cast op", test_op_cast},
     {"QuantizeLinear per tensor and per axis", test_op_quantize},
     {"DequantizeLinear per axis", test_op_dequantize_per_axis},
+    {"QuantizeLinear / DequantizeLinear on 1-3 threads", test_op_qdq_threads},
     {"Identity and Dropout", test_op_identity_dropout},
     {NULL, NULL}};
 
