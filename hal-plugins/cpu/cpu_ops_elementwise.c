@@ -606,7 +606,7 @@ static int32_t check_qdq(const axle_hal_graph_t* g, const axle_hal_node_t* n, ch
   return AXLE_HAL_OK;
 }
 
-/* y = Q(x) or DQ(x) over the [outer, channels, inner] view. */
+/* One QuantizeLinear / DequantizeLinear over par's threads. */
 typedef struct qdq_job_t {
   const qdq_params_t* p;
   const char* x;
@@ -640,6 +640,8 @@ static void qdq_task(void* arg, size_t task, uint32_t thread) {
   }
 }
 
+/* y = Q(x) or DQ(x) over the [outer, channels, inner] view; par may be
+ * NULL (serial). */
 static void qdq_apply(const qdq_params_t* p, const char* x, const float* scale, const void* zp,
                       char* y, const axle_parallel_t* par) {
   qdq_job_t j = {p, x, scale, zp, y, p->outer * p->channels * p->inner, 0};
