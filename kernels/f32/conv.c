@@ -63,6 +63,9 @@ void axle_f32_conv_plan_channels_last(axle_f32_conv_plan_t* plan) {
   if (plan->algo == AXLE_F32_CONV_GEMM) {
     plan->transposed = 1;
     plan->group_floats = axle_f32_gemm_packed_b_size(plan->k, plan->m);
+    /* With AVX-512 the projection reads its A in place (conv_chain.c), in
+     * that case's K blocks; packed B follows them. */
+    if (axle_kernels_isa() >= AXLE_ISA_AVX512) plan->pack_kc = axle_f32_gemm_kc_in_place(plan->k);
   } else if (plan->algo == AXLE_F32_CONV_DEPTHWISE && plan->m == 1) {
     plan->transposed = 1;
   }
@@ -90,8 +93,10 @@ void axle_f32_conv_pack(const axle_f32_conv_plan_t* plan, const float* w, float*
     float* dst = packed + (size_t)g * plan->group_floats;
     if (plan->algo == AXLE_F32_CONV_DEPTHWISE)
       memcpy(dst, wg, m * k * sizeof(float));
+    else if (plan->transposed && plan->pack_kc)
+      axle_f32_gemm_pack_b_kc(k, m, plan->pack_kc, wg, 1, k, dst); /* B = W^T */
     else if (plan->transposed)
-      axle_f32_gemm_pack_b(k, m, wg, 1, k, dst); /* B = W^T */
+      axle_f32_gemm_pack_b(k, m, wg, 1, k, dst);
     else
       axle_f32_gemm_pack_a(m, k, 1.0f, wg, k, 1, dst);
   }
@@ -141,6 +146,7 @@ static void bind_operands(const axle_f32_conv_plan_t* plan, axle_f32_gemm_t* g,
   axle_f32_gemm_operand_t* in = plan->transposed ? &g->a : &g->b;
   axle_f32_gemm_operand_t* w = plan->transposed ? &g->b : &g->a;
   w->packed = w_packed;
+  if (plan->transposed) w->packed_kc = plan->pack_kc;
   if (plan->algo == AXLE_F32_CONV_GEMM) {
     /* X is [cg, pixels]: B(p, j) = x[p * n + j]; A = X^T: A(i, p) = x[p * n + i]. */
     in->data = x_group;

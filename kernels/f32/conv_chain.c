@@ -252,8 +252,8 @@ int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_
 static size_t cl_blocked(const axle_f32_conv_plan_t* dw, const axle_f32_conv_plan_t* project) {
   const axle_f32_conv_params_t* d = &dw->p;
   const size_t k = project->k, n = project->m;
-  if (axle_kernels_isa() < AXLE_ISA_AVX512 || k % 16 || axle_f32_gemm_kc(k) % 16 ||
-      n % (2 * AXLE_F32_GEMM_NR))
+  const size_t kc = project->pack_kc ? project->pack_kc : axle_f32_gemm_kc(k);
+  if (axle_kernels_isa() < AXLE_ISA_AVX512 || k % 16 || kc % 16 || n % (2 * AXLE_F32_GEMM_NR))
     return 0;
   return 16 * (size_t)(d->out[1] * d->out[2]);
 }
@@ -270,7 +270,8 @@ static size_t cl_part(size_t channels, size_t t, size_t parts) {
  * their own (one K block) and every part gets a block. */
 static size_t cl_parts(const axle_f32_conv_plan_t* expand, uint32_t threads) {
   const size_t blocks = (expand->m + 15) / 16;
-  if (threads <= 1 || axle_f32_gemm_kc(expand->k) != expand->k) return 1;
+  const size_t kc = expand->pack_kc ? expand->pack_kc : axle_f32_gemm_kc(expand->k);
+  if (threads <= 1 || kc < expand->k) return 1;
   return threads < blocks ? threads : blocks;
 }
 
@@ -292,6 +293,7 @@ static void cl_expand_gemm(const axle_f32_conv_chain_t* c, size_t c0, size_t c1,
   g->a.rs = 1;
   g->a.cs = plan->n;
   g->b.packed = c->packed[0] + c0 * plan->k; /* panels of 16 columns, kc = k */
+  g->b.packed_kc = plan->pack_kc;
   g->c = e;
   g->ldc = c1 - c0;
 }
@@ -316,6 +318,7 @@ static void cl_project_gemm(const axle_f32_conv_chain_t* c, const float* d, size
     g->a.cs = 1;
   }
   g->b.packed = c->packed[2];
+  g->b.packed_kc = plan->pack_kc;
   g->c = y;
   g->ldc = plan->n;
   g->c_transposed = 1;

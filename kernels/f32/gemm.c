@@ -34,6 +34,12 @@ enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
 #ifndef GEMM_KC_MAX
 #define GEMM_KC_MAX 256  /* B panel 16 KiB + A panel 6 KiB in L1 */
 #endif
+/* K blocks where A is blocked and read in place (axle_f32_gemm_kc_in_place):
+ * through the channels-last projections' transposed stores each extra K
+ * block cost more than B panels from L2 rather than L1 do. Alone, 1
+ * thread, in one block instead of 192-256: 576 -> 96 at 14x14 134 -> 129
+ * us, 960 -> 160 at 7x7 96 -> 90, 960 -> 320 195 -> 184. */
+#define GEMM_KC_IN_PLACE_MAX 1024
 #ifndef GEMM_MC_MAX
 #define GEMM_MC_MAX 144  /* A block 144 x 256 x 4 = 144 KiB in L2 */
 #endif
@@ -115,6 +121,11 @@ static size_t kc_for(size_t k, size_t cap) { return k ? div_up(k, div_up(k, cap)
 
 size_t axle_f32_gemm_kc(size_t k) { return kc_for(k, GEMM_KC_MAX); }
 
+size_t axle_f32_gemm_kc_in_place(size_t k) {
+  const size_t kc = round_up(kc_for(k, GEMM_KC_IN_PLACE_MAX), 16);
+  return kc < k ? kc : k;
+}
+
 /* Whether B (contiguous rows) is read in place by the micro-kernel instead
  * of packed. Packing copies every element once and lets the M / MR tiles
  * of a panel read it from a compact, conflict-free buffer; in place, the
@@ -169,6 +180,13 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* p
   if (threads < 1) threads = 1;
   pl->kc = kc_for(g->k, GEMM_KC_MAX);
   pl->mc = GEMM_MC_MAX;
+  if (g->b.packed && g->b.packed_kc) {
+    /* B's layout sets the blocks; row blocks are cut so that A blocks the
+     * driver packs stay the size they were. */
+    pl->kc = g->b.packed_kc;
+    if (pl->kc > GEMM_KC_MAX)
+      pl->mc = max_size(GEMM_MC_MAX * GEMM_KC_MAX / pl->kc / (2 * MR) * (2 * MR), 2 * MR);
+  }
   pl->n_panels = div_up(g->n, NR);
   pl->m_panels = div_up(g->m, MR);
   /* Column chunks bound the B block. With threads, the work is cut along

@@ -91,13 +91,18 @@ void axle_f32_gemm_pack_b_block(size_t kb, size_t n, const float* b, size_t b_rs
     axle_f32_gemm_pack_b__scalar(kb, n, b, b_rs, b_cs, packed);
 }
 
-void axle_f32_gemm_pack_b(size_t k, size_t n, const float* b, size_t b_rs, size_t b_cs,
-                          float* packed) {
-  const size_t kc = axle_f32_gemm_kc(k), n_pad = (n + NR - 1) / NR * NR;
+void axle_f32_gemm_pack_b_kc(size_t k, size_t n, size_t kc, const float* b, size_t b_rs,
+                             size_t b_cs, float* packed) {
+  const size_t n_pad = (n + NR - 1) / NR * NR;
   for (size_t p0 = 0; p0 < k; p0 += kc) {
     const size_t kb = k - p0 < kc ? k - p0 : kc;
     axle_f32_gemm_pack_b_block(kb, n, b + p0 * b_rs, b_rs, b_cs, packed + p0 * n_pad);
   }
+}
+
+void axle_f32_gemm_pack_b(size_t k, size_t n, const float* b, size_t b_rs, size_t b_cs,
+                          float* packed) {
+  axle_f32_gemm_pack_b_kc(k, n, axle_f32_gemm_kc(k), b, b_rs, b_cs, packed);
 }
 
 size_t axle_f32_gemm_packed_a_index(size_t m, size_t k, size_t row, size_t col) {

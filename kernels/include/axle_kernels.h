@@ -217,6 +217,15 @@ void axle_f32_gemm_pack_b(size_t k, size_t n, const float* b, size_t b_rs, size_
                           float* packed);
 /* The K block size the driver uses for an inner dimension k (0 for k = 0). */
 size_t axle_f32_gemm_kc(size_t k);
+/* The K block for products whose A is blocked and read in place
+ * (axle_f32_gemm_operand_t.blocked; A then streams from L2 whatever the
+ * block, and every K block past the first stores C and loads it back):
+ * up to 1024, a multiple of 16 (or k). For a B pre-packed to meet such an
+ * A (axle_f32_gemm_pack_b_kc, packed_kc). */
+size_t axle_f32_gemm_kc_in_place(size_t k);
+/* axle_f32_gemm_pack_b in K blocks of kc instead of axle_f32_gemm_kc(k). */
+void axle_f32_gemm_pack_b_kc(size_t k, size_t n, size_t kc, const float* b, size_t b_rs,
+                             size_t b_cs, float* packed);
 /* The variants behind axle_f32_gemm_pack_a/b, each packing one K block (k
  * is that block's size; identical output). */
 void axle_f32_gemm_pack_a__scalar(size_t m, size_t k, float alpha, const float* a, size_t a_rs,
@@ -251,7 +260,8 @@ typedef struct axle_f32_gemm_operand_t {
   size_t rs, cs;             /* element (row, col) at data[row * rs + col * cs] */
   axle_f32_gemm_gen_fn gen;
   const void* gen_ctx;
-  size_t blocked; /* A only: 0, or the block stride above */
+  size_t blocked;   /* A only: 0, or the block stride above */
+  size_t packed_kc; /* B only: the K block `packed` holds (pack_b_kc), or 0 */
 } axle_f32_gemm_operand_t;
 
 /* C = alpha * A * B (or C += ...), blocked for the caches, tiled on the
@@ -358,6 +368,10 @@ typedef struct axle_f32_conv_plan_t {
    * split_rows), for a caller whose next step reads the output a channel
    * range per thread. 0 from axle_f32_conv_plan; the caller may set it. */
   int32_t split_channels;
+  /* Transposed GEMM plans: the K block of the packed weights (the GEMM's
+   * B), 0 for axle_f32_gemm_kc; set by axle_f32_conv_plan_channels_last
+   * where the chain's projection reads its A in place. */
+  size_t pack_kc;
 } axle_f32_conv_plan_t;
 
 void axle_f32_conv_plan(const axle_f32_conv_params_t* p, axle_f32_conv_plan_t* plan);

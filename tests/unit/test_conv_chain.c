@@ -192,6 +192,9 @@ static const chain_case_t k_cases[] = {
     {1, 16, 144, 64, 10, 10, 2, 1, 1, 1, 1, 0, 1, 1},
     {2, 16, 160, 96, 9, 9, 1, 1, 1, 1, 1, 0, 1, 1},
     {1, 8, 40, 32, 6, 6, 1, 1, 1, 1, 1, 0, 1, 1},
+    /* K past one default K block (288: 2 x 144), in one block of the
+     * weights packed for the in-place read. */
+    {1, 24, 288, 32, 7, 7, 1, 1, 1, 1, 1, 0, 1, 1},
     /* MobileNetV2-like: stride 1 with residual (also with rows of 40, which
      * the AVX-512 depthwise kernel slides along), stride 2 without. */
     {1, 8, 48, 8, 21, 19, 1, 1, 1, 1, 1, 1, 1, 1},

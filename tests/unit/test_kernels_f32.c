@@ -312,6 +312,8 @@ static int g_residual_row = 0;
 static int g_blocked_alpha = 0;
 /* axle_f32_gemm_t.split_rows for every case. */
 static int g_split_rows = 0;
+/* A packed B in the K blocks of axle_f32_gemm_kc_in_place (packed_kc). */
+static int g_packed_kc = 0;
 
 static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, int c_t,
                         int accumulate, const ref_ep_t* e, uint32_t threads) {
@@ -376,7 +378,12 @@ static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, in
     case FORM_COL: g.b.data = bt; g.b.rs = 1; g.b.cs = k; break;
     case FORM_PACKED:
       bp = kt_array(axle_f32_gemm_packed_b_size(k, n));
-      axle_f32_gemm_pack_b(k, n, b, n, 1, bp);
+      if (g_packed_kc) {
+        g.b.packed_kc = axle_f32_gemm_kc_in_place(k);
+        axle_f32_gemm_pack_b_kc(k, n, g.b.packed_kc, b, n, 1, bp);
+      } else {
+        axle_f32_gemm_pack_b(k, n, b, n, 1, bp);
+      }
       g.b.packed = bp;
       break;
     default: g.b.gen = kmajor_gen; g.b.gen_ctx = &kb; break;
@@ -551,6 +558,11 @@ static void test_driver_blocked_a(void) {
   blocked_a_run();
   g_blocked_alpha = 0;
   below_best_isa(blocked_a_run);
+  /* And B packed in the K blocks such products take (one block to 1024). */
+  g_packed_kc = 1;
+  blocked_a_run();
+  below_best_isa(blocked_a_run);
+  g_packed_kc = 0;
 }
 
 /* ------------------------------------------------------------------------ */
