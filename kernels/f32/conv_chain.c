@@ -335,9 +335,16 @@ static void cl_layout(const axle_f32_conv_chain_t* c, uint32_t threads, cl_layou
   const axle_f32_conv_params_t* d = &c->dw->p;
   l->e_bytes = align64(sizeof(float) * (size_t)(d->in[1] * d->in[2] * d->in_channels));
   l->d_bytes = align64(sizeof(float) * (size_t)(d->out[1] * d->out[2] * d->out_channels));
-  axle_f32_gemm_t g;
-  cl_project_gemm(c, NULL, cl_blocked(c->dw, c->project), NULL, NULL, &g);
-  l->project_bytes = align64(axle_f32_gemm_scratch_size(&g, threads));
+  /* Either layout of the depthwise output, whichever the ISA level of the
+   * run picks, so that a scratch sized under another level still holds. */
+  size_t most = 0;
+  for (int blocked = 0; blocked < 2; ++blocked) {
+    axle_f32_gemm_t g;
+    cl_project_gemm(c, NULL, blocked ? 16 * (size_t)(d->out[1] * d->out[2]) : 0, NULL, NULL, &g);
+    const size_t b = axle_f32_gemm_scratch_size(&g, threads);
+    if (b > most) most = b;
+  }
+  l->project_bytes = align64(most);
 }
 
 /* The serial expansion scratch of any part a run may cut (every width in
