@@ -47,6 +47,7 @@ static void pointwise(axle_f32_gemm_t* g, const axle_f32_conv_plan_t* plan, size
     g->a.rs = 1;
     g->a.cs = b_rs;
     g->b.packed = packed;
+    g->b.packed_kc = plan->pack_kc;
     g->c_transposed = 1;
   } else {
     g->m = m;
