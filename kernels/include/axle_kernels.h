@@ -369,8 +369,11 @@ typedef struct axle_f32_conv_plan_t {
    * range per thread. 0 from axle_f32_conv_plan; the caller may set it. */
   int32_t split_channels;
   /* Transposed GEMM plans: the K block of the packed weights (the GEMM's
-   * B), 0 for axle_f32_gemm_kc; set by axle_f32_conv_plan_channels_last
-   * where the chain's projection reads its A in place. */
+   * B), 0 for axle_f32_gemm_kc. axle_f32_conv_plan sets one block for
+   * pointwise plans of up to 512 input channels, and
+   * axle_f32_conv_plan_channels_last where the chain's projection reads
+   * its A in place; code building its own GEMM on the packed weights
+   * passes it on (axle_f32_gemm_operand_t.packed_kc). */
   size_t pack_kc;
 } axle_f32_conv_plan_t;
 
