@@ -337,15 +337,18 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
     r.n_chunks = strips < want ? strips : want;
     const size_t m_want = (want + r.n_chunks - 1) / r.n_chunks;
     r.m_chunks = m_panels(plan) < m_want ? m_panels(plan) : m_want;
-    if (plan->split_channels && plan->n <= SPLIT_CHANNELS_MAX_PIXELS) {
-      /* One range of weight panels per thread, each packing every strip:
-       * MobileNetV2's expansions had split by pixels, leaving each thread
-       * of the depthwise layer after them half its planes in the other
-       * core's cache (int8 model, 2 threads: 1.79 -> 1.69 ms; one range per
-       * thread rather than four, which pack each strip four times: 1.65 ->
-       * 1.60). Not on larger maps, whose strips (the stem's im2col) would
-       * be packed by every thread: with the 112x112 layers split so too,
-       * 1.62-1.65 -> 1.70-1.79 ms. */
+    if ((plan->split_channels && plan->n <= SPLIT_CHANNELS_MAX_PIXELS) || strips <= 4) {
+      /* One range of weight panels per thread, each packing every strip.
+       * Where the plan asks: MobileNetV2's expansions had split by pixels,
+       * leaving each thread of the depthwise layer after them half its
+       * planes in the other core's cache (int8 model, 2 threads: 1.79 ->
+       * 1.69 ms; one range per thread rather than four, which pack each
+       * strip four times: 1.65 -> 1.60). Not on larger maps, whose strips
+       * (the stem's im2col) would be packed by every thread: with the
+       * 112x112 layers split so too, 1.62-1.65 -> 1.70-1.79 ms. And on maps
+       * of four strips or fewer (7x7), whose (strip, panel range) tasks
+       * each packed their strip: 960 -> 160 alone 19.2 -> 17.3 us, the int8
+       * model 1.59 -> 1.54 and 1.57 -> 1.55 ms (both orders). */
       r.n_chunks = 1;
       r.m_chunks = m_panels(plan) < threads ? m_panels(plan) : threads;
     }
