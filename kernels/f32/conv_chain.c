@@ -246,6 +246,11 @@ int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_
  * 14x14 131-146 -> 115-129 us, 384 -> 64 66-71 -> 57-60, 960 -> 160 at
  * 7x7 96-108 -> 91-93. */
 
+/* The K block a plan's packed weights hold. */
+static size_t packed_kc(const axle_f32_conv_plan_t* plan) {
+  return plan->pack_kc ? plan->pack_kc : axle_f32_gemm_kc(plan->k);
+}
+
 /* The block stride of the depthwise output as the projection's blocked A,
  * or 0 to keep it [pixels][channels]: only where the driver reads it in
  * place (AVX-512, K in whole blocks of 16, tiles all 32 wide), since
@@ -253,8 +258,8 @@ int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_
 static size_t cl_blocked(const axle_f32_conv_plan_t* dw, const axle_f32_conv_plan_t* project) {
   const axle_f32_conv_params_t* d = &dw->p;
   const size_t k = project->k, n = project->m;
-  const size_t kc = project->pack_kc ? project->pack_kc : axle_f32_gemm_kc(k);
-  if (axle_kernels_isa() < AXLE_ISA_AVX512 || k % 16 || kc % 16 || n % (2 * AXLE_F32_GEMM_NR))
+  if (axle_kernels_isa() < AXLE_ISA_AVX512 || k % 16 || packed_kc(project) % 16 ||
+      n % (2 * AXLE_F32_GEMM_NR))
     return 0;
   return 16 * (size_t)(d->out[1] * d->out[2]);
 }
@@ -271,8 +276,7 @@ static size_t cl_part(size_t channels, size_t t, size_t parts) {
  * their own (one K block) and every part gets a block. */
 static size_t cl_parts(const axle_f32_conv_plan_t* expand, uint32_t threads) {
   const size_t blocks = (expand->m + 15) / 16;
-  const size_t kc = expand->pack_kc ? expand->pack_kc : axle_f32_gemm_kc(expand->k);
-  if (threads <= 1 || kc < expand->k) return 1;
+  if (threads <= 1 || packed_kc(expand) < expand->k) return 1;
   return threads < blocks ? threads : blocks;
 }
 
@@ -326,18 +330,23 @@ static void cl_project_gemm(const axle_f32_conv_chain_t* c, const float* d, size
 }
 
 /* Bytes of the two channels-last buffers at the start of the scratch; the
- * projection's GEMM scratch and the threads' expansion scratch
- * (c->gemm_bytes each) follow. */
+ * threads' expansion scratch (c->gemm_bytes each) follows, then the
+ * projection's GEMM scratch, last so that a run needs no size of it. */
 typedef struct cl_layout_t {
-  size_t e_bytes, d_bytes, project_bytes;
+  size_t e_bytes, d_bytes;
 } cl_layout_t;
 
-static void cl_layout(const axle_f32_conv_chain_t* c, uint32_t threads, cl_layout_t* l) {
+static void cl_layout(const axle_f32_conv_chain_t* c, cl_layout_t* l) {
   const axle_f32_conv_params_t* d = &c->dw->p;
   l->e_bytes = align64(sizeof(float) * (size_t)(d->in[1] * d->in[2] * d->in_channels));
   l->d_bytes = align64(sizeof(float) * (size_t)(d->out[1] * d->out[2] * d->out_channels));
-  /* Either layout of the depthwise output, whichever the ISA level of the
-   * run picks, so that a scratch sized under another level still holds. */
+}
+
+/* The projection's GEMM scratch on `threads` threads for either layout of
+ * the depthwise output, whichever the ISA level of the run picks, so that
+ * a scratch sized under another level still holds. */
+static size_t cl_project_bytes(const axle_f32_conv_chain_t* c, uint32_t threads) {
+  const axle_f32_conv_params_t* d = &c->dw->p;
   size_t most = 0;
   for (int blocked = 0; blocked < 2; ++blocked) {
     axle_f32_gemm_t g;
@@ -345,7 +354,7 @@ static void cl_layout(const axle_f32_conv_chain_t* c, uint32_t threads, cl_layou
     const size_t b = axle_f32_gemm_scratch_size(&g, threads);
     if (b > most) most = b;
   }
-  l->project_bytes = align64(most);
+  return most;
 }
 
 /* The serial expansion scratch of any part a run may cut (every width in
@@ -407,7 +416,7 @@ static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, 
   const axle_f32_conv_params_t* d = &c->dw->p;
   const uint32_t threads = axle_parallel_threads(par);
   cl_layout_t l;
-  cl_layout(c, threads, &l);
+  cl_layout(c, &l);
   cl_run_t r;
   r.c = c;
   r.parts = cl_parts(c->expand, threads);
@@ -415,8 +424,8 @@ static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, 
   r.blocked = cl_blocked(c->dw, c->project);
   r.e = scratch;
   r.d = (float*)((char*)scratch + l.e_bytes);
-  char* project_scratch = (char*)scratch + l.e_bytes + l.d_bytes;
-  r.gemm_scratch = project_scratch + l.project_bytes;
+  r.gemm_scratch = (char*)scratch + l.e_bytes + l.d_bytes;
+  char* project_scratch = r.gemm_scratch + c->gemm_bytes * threads;
   const size_t x_image = (size_t)(c->expand->p.in_channels * d->in[1] * d->in[2]);
   const size_t y_plane = (size_t)(d->out[1] * d->out[2]);
   const size_t y_image = (size_t)c->project->p.out_channels * y_plane;
@@ -444,8 +453,8 @@ size_t axle_f32_conv_chain_scratch_size(const axle_f32_conv_chain_t* c, uint32_t
   if (threads < 1) threads = 1;
   if (c->channels_last) {
     cl_layout_t l;
-    cl_layout(c, threads, &l);
-    return l.e_bytes + l.d_bytes + l.project_bytes + c->gemm_bytes * threads;
+    cl_layout(c, &l);
+    return l.e_bytes + l.d_bytes + c->gemm_bytes * threads + cl_project_bytes(c, threads);
   }
   chain_geom_t g;
   chain_geom(c, &g);

@@ -270,35 +270,35 @@ AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int blk,
     }
   } else {
 #pragma GCC unroll 2
-  for (size_t p = 0; p < kc; ++p) {
-    if (pf_b && axle_f32_gemm_share_due(&share)) {
-      _mm_prefetch((const char*)pf, _MM_HINT_T1);
-      _mm_prefetch((const char*)(pf + b_next), _MM_HINT_T1);
-      pf += ldb;
-    }
-    if (pf_a && p % 2 == 0) {
-      _mm_prefetch((const char*)(a + a_ahead), _MM_HINT_T1);
-      if (r1) _mm_prefetch((const char*)(a1 + a_ahead), _MM_HINT_T1);
-    }
-    const __m512 v0 = _mm512_loadu_ps(b);
-    const __m512 v1 = full ? _mm512_loadu_ps(b1) : _mm512_maskz_loadu_ps(m1, b1);
+    for (size_t p = 0; p < kc; ++p) {
+      if (pf_b && axle_f32_gemm_share_due(&share)) {
+        _mm_prefetch((const char*)pf, _MM_HINT_T1);
+        _mm_prefetch((const char*)(pf + b_next), _MM_HINT_T1);
+        pf += ldb;
+      }
+      if (pf_a && p % 2 == 0) {
+        _mm_prefetch((const char*)(a + a_ahead), _MM_HINT_T1);
+        if (r1) _mm_prefetch((const char*)(a1 + a_ahead), _MM_HINT_T1);
+      }
+      const __m512 v0 = _mm512_loadu_ps(b);
+      const __m512 v1 = full ? _mm512_loadu_ps(b1) : _mm512_maskz_loadu_ps(m1, b1);
 #pragma GCC unroll 6
-    for (size_t i = 0; i < r0; ++i) {
-      const __m512 ai = _mm512_set1_ps(a[i]);
-      x[i] = _mm512_fmadd_ps(ai, v0, x[i]);
-      y[i] = _mm512_fmadd_ps(ai, v1, y[i]);
-    }
+      for (size_t i = 0; i < r0; ++i) {
+        const __m512 ai = _mm512_set1_ps(a[i]);
+        x[i] = _mm512_fmadd_ps(ai, v0, x[i]);
+        y[i] = _mm512_fmadd_ps(ai, v1, y[i]);
+      }
 #pragma GCC unroll 6
-    for (size_t i = 0; i < r1; ++i) {
-      const __m512 ai = _mm512_set1_ps(a1[i]);
-      x[MR + i] = _mm512_fmadd_ps(ai, v0, x[MR + i]);
-      y[MR + i] = _mm512_fmadd_ps(ai, v1, y[MR + i]);
+      for (size_t i = 0; i < r1; ++i) {
+        const __m512 ai = _mm512_set1_ps(a1[i]);
+        x[MR + i] = _mm512_fmadd_ps(ai, v0, x[MR + i]);
+        y[MR + i] = _mm512_fmadd_ps(ai, v1, y[MR + i]);
+      }
+      a += MR;
+      a1 += MR;
+      b += ldb;
+      b1 += ldb;
     }
-    a += MR;
-    a1 += MR;
-    b += ldb;
-    b1 += ldb;
-  }
   }
 
   const ep_regs_t e = ep_regs(ep);
