@@ -8,12 +8,15 @@
 #define SHARE_ALIGN 64
 
 /* Tasks for total elements on par: 4 per thread at most (a slowed thread
- * leaves the others something to take over), none under the floor. */
+ * leaves the others something to take over), none under the floor, and a
+ * multiple of the thread count where there are that many: 3 tasks on 2
+ * threads left one thread two thirds of the work. */
 static size_t task_count(const axle_parallel_t* par, int64_t total) {
   const size_t threads = axle_parallel_threads(par);
   if (threads < 2 || total < 2 * AXLE_PARALLEL_MIN_ELEMENTS) return 1;
   size_t tasks = (size_t)(total / AXLE_PARALLEL_MIN_ELEMENTS);
   if (tasks > 4 * threads) tasks = 4 * threads;
+  if (tasks > threads) tasks -= tasks % threads;
   return tasks;
 }
 

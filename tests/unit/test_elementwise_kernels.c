@@ -371,7 +371,8 @@ static void plan(axle_nd_t* nd, uint32_t rank, const int64_t* out, uint32_t ra, 
 
 static void test_parallel_drivers(void) {
   /* Shapes: rows of 1000 with a row vector and a column (shares end mid
-   * row), a full-size pair (one run), a scalar, and one too small to split. */
+   * row), a full-size pair (one run), a scalar, three floors' worth (tasks
+   * a multiple of the threads) and one too small to split. */
   static const struct {
     uint32_t rank, ra, rb;
     int64_t out[3], a[3], b[3];
@@ -380,6 +381,7 @@ static void test_parallel_drivers(void) {
       {3, 3, 2, {3, 37, 1000}, {3, 1, 1000}, {37, 1}, 1},
       {2, 2, 2, {129, 513}, {129, 513}, {129, 513}, 1},
       {2, 2, 1, {64, 1024}, {64, 1024}, {1}, 1},
+      {2, 2, 2, {50, 1000}, {50, 1000}, {1, 1000}, 1},
       {2, 2, 2, {31, 1000}, {31, 1000}, {1, 1000}, 0},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
@@ -410,6 +412,7 @@ static void test_parallel_drivers(void) {
       CU_ASSERT_EQUAL(count.regions, cases[c].split ? 1u : 0u);
       CU_ASSERT(count.tasks <= 4 * threads);
       if (cases[c].split) CU_ASSERT(count.tasks >= 2);
+      CU_ASSERT(count.tasks < threads || count.tasks % threads == 0);
     }
     /* The unary split over the same number of elements. */
     const axle_unary_fn un = axle_unary_kernel_for_isa(axle_f32_tanh_scalar);
