@@ -66,7 +66,7 @@ typedef struct cpu_chain_t {
 } cpu_chain_t;
 
 /* What a group computes: a Conv with its fused followers (fusion), an
- * integer QDQ pattern (cpu_qdq.h: match), an inverted-residual chain of
+ * integer QDQ pattern (cpu_qdq.h: match; a pair of two: match, pair), an inverted-residual chain of
  * three such Convs or such a Conv and the MaxPool after it (cpu_chain.h:
  * chain). */
 enum {
@@ -75,7 +75,8 @@ enum {
   CPU_GROUP_QGEMM = 2,
   CPU_GROUP_QADD = 3,
   CPU_GROUP_CHAIN = 4,
-  CPU_GROUP_CONV_POOL = 5
+  CPU_GROUP_CONV_POOL = 5,
+  CPU_GROUP_QPAIR = 6
 };
 
 typedef struct cpu_group_t {
@@ -87,7 +88,8 @@ typedef struct cpu_group_t {
   uint32_t input_count;
   int32_t output;                         /* tensor the group writes */
   cpu_fusion_t fusion;                    /* CPU_GROUP_CONV */
-  cpu_qdq_match_t match;                  /* CPU_GROUP_QCONV, CPU_GROUP_QADD */
+  cpu_qdq_match_t match;                  /* CPU_GROUP_QCONV, QGEMM, QADD; QPAIR: the expansion */
+  cpu_qdq_match_t pair;                   /* CPU_GROUP_QPAIR: the depthwise QConv */
   cpu_chain_t chain;                      /* CPU_GROUP_CHAIN, CPU_GROUP_CONV_POOL */
 } cpu_group_t;
 

@@ -223,6 +223,39 @@ typedef struct qconv_params_t {
   const void* packed;
 } qconv_params_t;
 
+/* What a QConv's spec and plan put after a params block's head: its
+ * requantisation scales and packed weights, each 64-byte aligned. */
+static size_t qconv_tail_bytes(const qconv_spec_t* s, const axle_qu8_conv_plan_t* plan) {
+  return QDQ_ALIGN((size_t)s->k.out_channels * sizeof(float)) +
+         QDQ_ALIGN(axle_qu8_conv_packed_size(plan));
+}
+
+/* Fills p, its scales and packed weights at tail (64-byte aligned,
+ * qconv_tail_bytes long). */
+static void qconv_fill(const qconv_spec_t* s, const axle_qu8_conv_plan_t* plan, char* tail,
+                       qconv_params_t* p) {
+  const size_t ch = (size_t)s->k.out_channels;
+  float* scale = (float*)(void*)tail;
+  void* packed = tail + QDQ_ALIGN(ch * sizeof(float));
+  for (size_t c = 0; c < ch; ++c) {
+    /* float32, in this order: the contract an integer reference repeats. */
+    const float xw = s->x_scale * s->w_scale[s->w_scales == 1 ? 0 : c];
+    scale[c] = xw / s->y_scale;
+  }
+  axle_qu8_conv_pack(plan, s->w, s->bias, packed);
+  p->plan = *plan;
+  p->rq.scale = scale;
+  p->rq.zero_point = s->y_zp;
+  p->rq.min = s->min;
+  p->rq.max = s->max;
+  p->packed = packed;
+}
+
+/* A params block's tail, 64-byte aligned (the block is malloc-aligned). */
+static char* qdq_tail(char* block, size_t head) {
+  return (char*)(((uintptr_t)(block + head) + 63) & ~(uintptr_t)63);
+}
+
 static int32_t qconv_prepare(const axle_hal_host_t* host, cpu_step_t* step,
                              const cpu_qdq_match_t* m) {
   qconv_spec_t s;
@@ -232,26 +265,12 @@ static int32_t qconv_prepare(const axle_hal_host_t* host, cpu_step_t* step,
   axle_qu8_conv_plan_t plan;
   axle_qu8_conv_plan(&s.k, s.x_zp, &plan);
   plan.split_channels = step->threads > 1 && cpu_feeds_depthwise(step->graph, step->out[0]);
-  const size_t ch = (size_t)s.k.out_channels;
-  const size_t head = QDQ_ALIGN(sizeof(qconv_params_t)), scales = QDQ_ALIGN(ch * sizeof(float));
+  const size_t head = QDQ_ALIGN(sizeof(qconv_params_t));
   /* + 64: the block is malloc-aligned, the packed weights need 64. */
-  char* block = cpu_step_params(host, step, head + scales + axle_qu8_conv_packed_size(&plan) + 64);
+  char* block = cpu_step_params(host, step, head + qconv_tail_bytes(&s, &plan) + 64);
   if (!block) return AXLE_HAL_OUT_OF_MEMORY;
   qconv_params_t* p = (qconv_params_t*)(void*)block;
-  float* scale = (float*)(void*)(block + head);
-  void* packed = (void*)(((uintptr_t)(block + head + scales) + 63) & ~(uintptr_t)63);
-  for (size_t c = 0; c < ch; ++c) {
-    /* float32, in this order: the contract an integer reference repeats. */
-    const float xw = s.x_scale * s.w_scale[s.w_scales == 1 ? 0 : c];
-    scale[c] = xw / s.y_scale;
-  }
-  axle_qu8_conv_pack(&plan, s.w, s.bias, packed);
-  p->plan = plan;
-  p->rq.scale = scale;
-  p->rq.zero_point = s.y_zp;
-  p->rq.min = s.min;
-  p->rq.max = s.max;
-  p->packed = packed;
+  qconv_fill(&s, &plan, qdq_tail(block, head), p);
   step->scratch_bytes = axle_qu8_conv_scratch_size(&plan, step->threads ? step->threads : 1);
   return AXLE_HAL_OK;
 }
@@ -261,6 +280,57 @@ static void qconv_run(const cpu_step_t* step, const void* const* in, void* const
   const qconv_params_t* p = step->params;
   const axle_parallel_t par = cpu_pool_parallel(step->threads);
   axle_qu8_conv(&p->plan, in[0], p->packed, &p->rq, out[0], scratch, &par);
+}
+
+/* ------------------------------------------------------------------------ */
+/* QConvPair                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct qpair_params_t {
+  qconv_params_t pw, dw;
+  axle_qu8_conv_pair_t pair; /* points into pw and dw */
+} qpair_params_t;
+
+/* Specs and plans of a pair's two QConvs; 0 (err set) when either does not
+ * read as a QConv or the kernels do not pair them. */
+static int qpair_read(const axle_hal_graph_t* g, const cpu_qdq_match_t* pw,
+                      const cpu_qdq_match_t* dw, qconv_spec_t s[2], axle_qu8_conv_plan_t plan[2],
+                      char* err, size_t es) {
+  if (!qconv_read(g, pw, &s[0], err, es) || !qconv_read(g, dw, &s[1], err, es)) return 0;
+  axle_qu8_conv_plan(&s[0].k, s[0].x_zp, &plan[0]);
+  axle_qu8_conv_plan(&s[1].k, s[1].x_zp, &plan[1]);
+  if (!axle_qu8_conv_pair_supports(&plan[0], &plan[1]))
+    return decline(err, es, "nodes '%s' and '%s': not a pair the kernels take", pw->op->name,
+                   dw->op->name);
+  return 1;
+}
+
+static int32_t qpair_prepare(const axle_hal_host_t* host, cpu_step_t* step,
+                             const cpu_group_t* grp) {
+  qconv_spec_t s[2];
+  axle_qu8_conv_plan_t plan[2];
+  char err[256];
+  if (!qpair_read(step->graph, &grp->match, &grp->pair, s, plan, err, sizeof err))
+    return cpu_step_fail(host, step, AXLE_HAL_INVALID_MODEL, err);
+  const size_t head = QDQ_ALIGN(sizeof(qpair_params_t)), first = qconv_tail_bytes(&s[0], &plan[0]);
+  char* block = cpu_step_params(host, step, head + first + qconv_tail_bytes(&s[1], &plan[1]) + 64);
+  if (!block) return AXLE_HAL_OUT_OF_MEMORY;
+  qpair_params_t* p = (qpair_params_t*)(void*)block;
+  char* tail = qdq_tail(block, head);
+  qconv_fill(&s[0], &plan[0], tail, &p->pw);
+  qconv_fill(&s[1], &plan[1], tail + first, &p->dw);
+  p->pair = (axle_qu8_conv_pair_t){&p->pw.plan, p->pw.packed, &p->pw.rq,
+                                   &p->dw.plan, p->dw.packed, &p->dw.rq};
+  step->scratch_bytes =
+      axle_qu8_conv_pair_scratch_size(&p->pair, step->threads ? step->threads : 1);
+  return AXLE_HAL_OK;
+}
+
+static void qpair_run(const cpu_step_t* step, const void* const* in, void* const* out,
+                      void* scratch) {
+  const qpair_params_t* p = step->params;
+  const axle_parallel_t par = cpu_pool_parallel(step->threads);
+  axle_qu8_conv_pair(&p->pair, in[0], out[0], scratch, &par);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -438,6 +508,64 @@ static void absorb_dequantize(const cpu_fuse_ctx_t* c, cpu_fuse_result_t* out) {
   }
 }
 
+/* The depthwise QConv group that reads QConv group e's output through a
+ * DequantizeLinear it absorbed, the output's only reader, where the kernels
+ * pair the two and the pair may run where the depthwise group runs; -1
+ * else. */
+static int32_t pair_partner(const cpu_fuse_ctx_t* c, const cpu_fuse_result_t* out,
+                            const cpu_group_t* e) {
+  if (e->kind != CPU_GROUP_QCONV) return -1;
+  const int32_t at = cpu_fuse_sole_reader(c, e->output, e->position);
+  if (at < 0 || out->role[at] != CPU_ROLE_ABSORBED) return -1;
+  const axle_hal_node_t* dq = node_at(c, (uint32_t)at);
+  for (uint32_t j = 0; j < out->group_count; ++j) {
+    const cpu_group_t* d = &out->groups[j];
+    if (d->kind != CPU_GROUP_QCONV || d->match.dq[0] != dq) continue;
+    int absorbed = 0;
+    for (uint32_t m = 0; m < d->count; ++m) absorbed |= d->members[m] == (uint32_t)at;
+    qconv_spec_t s[2];
+    axle_qu8_conv_plan_t plan[2];
+    char err[256];
+    const int32_t x = e->inputs[0];
+    const uint32_t from = (uint32_t)c->position[e->match.dq[0] - c->g->nodes];
+    if (!absorbed || e->count + d->count > CPU_FUSE_MAX_MEMBERS ||
+        (x >= 0 && !out->internal[x] && !cpu_fuse_may_delay(c, out->internal, from, d->position)) ||
+        !qpair_read(c->g, &e->match, &d->match, s, plan, err, sizeof err) ||
+        !axle_qu8_conv_pair_pays(&plan[0], &plan[1]))
+      return -1;
+    return (int32_t)j;
+  }
+  return -1;
+}
+
+/* Joins each expansion group and its depthwise partner (pair_partner) into
+ * one CPU_GROUP_QPAIR group, in the depthwise group's place. */
+static void pair_plan(const cpu_fuse_ctx_t* c, cpu_fuse_result_t* out) {
+  for (uint32_t i = 0; i < out->group_count; ++i) {
+    const int32_t j = pair_partner(c, out, &out->groups[i]);
+    if (j < 0) continue;
+    const cpu_group_t* e = &out->groups[i];
+    const cpu_group_t* d = &out->groups[j];
+    cpu_group_t p = *d;
+    p.kind = CPU_GROUP_QPAIR;
+    p.match = e->match;
+    p.pair = d->match;
+    p.count = 0;
+    for (uint32_t m = 0; m < e->count; ++m) p.members[p.count++] = e->members[m];
+    for (uint32_t m = 0; m < d->count; ++m) p.members[p.count++] = d->members[m];
+    p.inputs[0] = e->inputs[0];
+    p.input_count = 1;
+    if (!cpu_fuse_output_safe(c, out->internal, &p)) continue;
+    for (uint32_t m = 0; m < p.count; ++m) out->role[p.members[m]] = CPU_ROLE_ABSORBED;
+    out->groups[j] = p;
+    /* Drop group i; the groups after it move down one. */
+    memmove(out->groups + i, out->groups + i + 1, (out->group_count - i - 1) * sizeof *out->groups);
+    --out->group_count;
+    for (uint32_t k = 0; k < out->group_count; ++k) out->role[out->groups[k].position] = (int32_t)k;
+    --i;
+  }
+}
+
 void cpu_qdq_plan(const cpu_fuse_ctx_t* c, cpu_fuse_result_t* out) {
   for (uint32_t p = 0; p < c->sg->node_count; ++p) {
     cpu_group_t grp;
@@ -449,22 +577,26 @@ void cpu_qdq_plan(const cpu_fuse_ctx_t* c, cpu_fuse_result_t* out) {
     out->groups[out->group_count++] = grp;
   }
   absorb_dequantize(c, out);
+  pair_plan(c, out);
 }
 
 static const cpu_op_t k_qconv_op = {"QConv[u8]", NULL, NULL, qconv_run};
 static const cpu_op_t k_qgemm_op = {"QGemm[u8]", NULL, NULL, qconv_run};
 static const cpu_op_t k_qadd_op = {"QAdd[u8]", NULL, NULL, qadd_run};
+static const cpu_op_t k_qpair_op = {"QConvPair[u8]", NULL, NULL, qpair_run};
 
 const cpu_op_t* cpu_qdq_op(int32_t kind) {
   switch (kind) {
     case CPU_GROUP_QCONV: return &k_qconv_op;
     case CPU_GROUP_QGEMM: return &k_qgemm_op;
     case CPU_GROUP_QADD: return &k_qadd_op;
+    case CPU_GROUP_QPAIR: return &k_qpair_op;
     default: return NULL;
   }
 }
 
 int32_t cpu_qdq_prepare(const axle_hal_host_t* host, cpu_step_t* step, const cpu_group_t* grp) {
-  return grp->kind == CPU_GROUP_QADD ? qadd_prepare(host, step, &grp->match)
-                                     : qconv_prepare(host, step, &grp->match);
+  return grp->kind == CPU_GROUP_QADD    ? qadd_prepare(host, step, &grp->match)
+         : grp->kind == CPU_GROUP_QPAIR ? qpair_prepare(host, step, grp)
+                                        : qconv_prepare(host, step, &grp->match);
 }

@@ -23,6 +23,11 @@
  *              -> Add (same shapes) -> optional Relu / Clip
  *              -> QuantizeLinear(per-tensor, uint8)
  *              on axle_qu8_add, bit-identical to the float ops.
+ *   QConvPair[u8]  a pointwise QConv whose output only a depthwise QConv
+ *              reads (through its DequantizeLinear alone), where the
+ *              kernels gain by a pair of the two (axle_qu8_conv_pair_pays):
+ *              one step on axle_qu8_conv_pair, which never writes the
+ *              expanded tensor out; the bits of the two QConv steps.
  *
  * The float tensors between the nodes are never written, so each link needs
  * the fusion rules of cpu_fuse.h (one reader, no graph output, lifetimes
@@ -56,7 +61,8 @@ struct cpu_group_t;
 
 /* Adds a CPU_GROUP_QCONV / QGEMM / QADD group to out for each pattern
  * among out's plain nodes, then marks the DequantizeLinear nodes only those
- * groups read as absorbed (each listed in the first group reading it). */
+ * groups read as absorbed (each listed in the first group reading it),
+ * then joins expansion / depthwise QConv groups into CPU_GROUP_QPAIR ones. */
 void cpu_qdq_plan(const struct cpu_fuse_ctx_t* c, struct cpu_fuse_result_t* out);
 
 /* The op of a group kind's steps (run only: no op-type lookup or check). */

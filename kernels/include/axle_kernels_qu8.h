@@ -99,6 +99,36 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
                    const axle_qu8_requant_t* rq, uint8_t* y, void* scratch,
                    const axle_parallel_t* par);
 
+/* ---- an expansion and the depthwise convolution reading it -------------
+ *
+ * A pointwise convolution (a GEMM plan of one group) whose output only a
+ * depthwise one of channel multiplier 1 reads, run as one: each task takes
+ * a weight panel of the first (a few output channels), computes those
+ * channels over the whole map into a buffer of its thread's own and runs
+ * the depthwise planes of the same channels from it while it is in cache,
+ * so the expanded tensor is never written out. The input's pixel strips
+ * are packed once per image, shared by the tasks. The bits are those of the
+ * two axle_qu8_conv calls. */
+typedef struct axle_qu8_conv_pair_t {
+  const axle_qu8_conv_plan_t* pw; /* the expansion */
+  const void* pw_packed;
+  const axle_qu8_requant_t* pw_rq;
+  const axle_qu8_conv_plan_t* dw; /* the depthwise convolution */
+  const void* dw_packed;
+  const axle_qu8_requant_t* dw_rq;
+} axle_qu8_conv_pair_t;
+/* Whether two plans run as a pair: shapes as above, the first's output the
+ * second's input. */
+int axle_qu8_conv_pair_supports(const axle_qu8_conv_plan_t* pw, const axle_qu8_conv_plan_t* dw);
+/* Whether they also gain by it: an expanded tensor too large to stay in
+ * cache between the two steps. */
+int axle_qu8_conv_pair_pays(const axle_qu8_conv_plan_t* pw, const axle_qu8_conv_plan_t* dw);
+/* Scratch bytes for a run whose par->threads is `threads`. */
+size_t axle_qu8_conv_pair_scratch_size(const axle_qu8_conv_pair_t* c, uint32_t threads);
+/* y = dw(pw(x)). scratch: 64-byte aligned; par: NULL runs serially. */
+void axle_qu8_conv_pair(const axle_qu8_conv_pair_t* c, const uint8_t* x, uint8_t* y, void* scratch,
+                        const axle_parallel_t* par);
+
 /* ---- pieces of the prepared convolution, per ISA (for tests and benches) */
 
 /* Register tile of the GEMM micro-kernels: MR output channels by NR output

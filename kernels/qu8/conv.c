@@ -167,6 +167,31 @@ typedef struct gemm_run_t {
   size_t n_chunks, m_chunks; /* per (image, group) */
 } gemm_run_t;
 
+/* r for a run of plan at the current ISA level, one chunk each way. */
+static void gemm_run_init(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const void* packed,
+                          const axle_qu8_requant_t* rq, uint8_t* y, void* scratch, gemm_run_t* r) {
+  const int avx2 = axle_kernels_isa() >= AXLE_ISA_AVX2_FMA;
+  const int vnni = axle_kernels_isa() >= AXLE_ISA_AVX512;
+  memset(r, 0, sizeof *r);
+  r->plan = plan;
+  r->x = x;
+  r->packed = packed;
+  r->rq = rq;
+  r->y = y;
+  r->scratch = scratch;
+  r->im2col = avx2 ? axle_qu8_im2col_block__avx2 : axle_qu8_im2col_block;
+  r->n_chunks = r->m_chunks = 1;
+  if (quads(plan)) {
+    r->ukernel_c4 = vnni ? axle_qu8_gemm_12x16c4__avx512 : axle_qu8_gemm_12x16c4__scalar;
+    r->column_c4 = vnni ? axle_qu8_gemm_12x1c4__avx512 : avx2 ? axle_qu8_gemm_12x1c4__avx2 : NULL;
+    r->pack_b_c4 = avx2 ? axle_qu8_gemm_pack_b_16c4__avx2 : axle_qu8_gemm_pack_b_16c4__scalar;
+  } else {
+    r->ukernel = avx2 ? axle_qu8_gemm_6x16__avx2 : axle_qu8_gemm_6x16__scalar;
+    r->column = avx2 ? axle_qu8_gemm_6x1__avx2 : NULL;
+    r->pack_b = avx2 ? axle_qu8_gemm_pack_b_16__avx2 : axle_qu8_gemm_pack_b_16__scalar;
+  }
+}
+
 /* [lo, hi) of chunk i when count items are cut into chunks near-equal parts. */
 static void chunk_range(size_t count, size_t chunks, size_t i, size_t* lo, size_t* hi) {
   *lo = count * i / chunks;
@@ -177,12 +202,38 @@ static void chunk_range(size_t count, size_t chunks, size_t i, size_t* lo, size_
  * (56x56). */
 #define SPLIT_CHANNELS_MAX_PIXELS 3136
 
+/* Packs cols pixels of the plan's K rows (row stride rs) as a strip. */
+static void pack_strip(const gemm_run_t* r, size_t cols, const uint8_t* src, size_t rs,
+                       void* strip) {
+  if (r->pack_b_c4)
+    r->pack_b_c4(r->plan->k, cols, src, rs, strip);
+  else
+    r->pack_b(r->plan->k, cols, src, rs, strip);
+}
+
+/* Output tile of weight panel pi (a: the group's panels, terms and scale
+ * its channels') over a packed strip of cols pixels, into y (row stride
+ * ldy, the panel's first channel). */
+static void panel_tile(const gemm_run_t* r, size_t pi, size_t cols, const unsigned char* a,
+                       const void* strip, const int32_t* terms, const float* scale, uint8_t* y,
+                       size_t ldy) {
+  const axle_qu8_conv_plan_t* plan = r->plan;
+  const size_t mr = panel_rows(plan), i0 = pi * mr, kgs = k_groups(plan);
+  const size_t rows = plan->m - i0 < mr ? plan->m - i0 : mr;
+  const unsigned char* ap = a + pi * panel_bytes(plan);
+  if (r->ukernel_c4)
+    (cols == 1 && r->column_c4 ? r->column_c4 : r->ukernel_c4)(
+        rows, cols, kgs, (const int8_t*)ap, strip, terms + i0, scale + i0, r->rq, y, ldy);
+  else
+    (cols == 1 && r->column ? r->column : r->ukernel)(rows, cols, kgs, (const int16_t*)ap, strip,
+                                                      terms + i0, scale + i0, r->rq, y, ldy);
+}
+
 static void gemm_task(void* arg, size_t task, uint32_t thread) {
   const gemm_run_t* r = arg;
   const axle_qu8_conv_plan_t* plan = r->plan;
   const axle_f32_conv_params_t* p = &plan->p;
-  const size_t m = plan->m, n = plan->n, k = plan->k, kgs = k_groups(plan);
-  const size_t mr = panel_rows(plan), a_stride = panel_bytes(plan);
+  const size_t m = plan->m, n = plan->n, k = plan->k, mr = panel_rows(plan);
   const size_t mc = task % r->m_chunks, nc = task / r->m_chunks % r->n_chunks;
   const size_t unit = task / (r->m_chunks * r->n_chunks);
   const size_t groups = (size_t)p->groups, g = unit % groups, image = unit / groups;
@@ -215,21 +266,9 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
       src = cols_buf + (j0 - block_j0);
       rs = block_cols;
     }
-    if (r->pack_b_c4)
-      r->pack_b_c4(k, cols, src, rs, strip);
-    else
-      r->pack_b(k, cols, src, rs, strip);
-    for (size_t pi = p0; pi < p1; ++pi) {
-      const size_t i0 = pi * mr, rows = m - i0 < mr ? m - i0 : mr;
-      if (r->ukernel_c4)
-        (cols == 1 && r->column_c4 ? r->column_c4 : r->ukernel_c4)(
-            rows, cols, kgs, (const int8_t*)(a + pi * a_stride), strip, terms + i0, scale + i0,
-            r->rq, yg + i0 * n + j0, n);
-      else
-        (cols == 1 && r->column ? r->column : r->ukernel)(
-            rows, cols, kgs, (const int16_t*)(a + pi * a_stride), strip, terms + i0, scale + i0,
-            r->rq, yg + i0 * n + j0, n);
-    }
+    pack_strip(r, cols, src, rs, strip);
+    for (size_t pi = p0; pi < p1; ++pi)
+      panel_tile(r, pi, cols, a, strip, terms, scale, yg + pi * mr * n + j0, n);
   }
 }
 
@@ -246,13 +285,29 @@ typedef struct dw_run_t {
   axle_qu8_dwconv_plane_fn plane_fn;
 } dw_run_t;
 
+/* Output channel oc's taps and term in a depthwise plan's packed weights. */
+static void dw_channel(const axle_qu8_conv_plan_t* plan, const unsigned char* packed, size_t oc,
+                       const int16_t** w, int32_t* term) {
+  const size_t ic = oc / plan->m, j = oc - ic * plan->m;
+  const unsigned char* gp = packed + ic * group_bytes(plan);
+  *w = (const int16_t*)(gp + terms_bytes(plan)) + j * k_pairs(plan) * 2;
+  *term = ((const int32_t*)gp)[j];
+}
+
+/* The plane kernel a depthwise plan runs at the current ISA level. */
+static axle_qu8_dwconv_plane_fn dw_plane_fn(const axle_f32_conv_params_t* p) {
+  if (axle_kernels_isa() < AXLE_ISA_AVX2_FMA || !axle_qu8_dwconv_3x3__avx2_supports(p))
+    return axle_qu8_dwconv_plane__scalar;
+  return axle_kernels_isa() >= AXLE_ISA_AVX512 ? axle_qu8_dwconv_plane_3x3__avx512
+                                               : axle_qu8_dwconv_plane_3x3__avx2;
+}
+
 static void dw_task(void* arg, size_t task, uint32_t thread) {
   const dw_run_t* r = arg;
   const axle_qu8_conv_plan_t* plan = r->plan;
   const axle_f32_conv_params_t* p = &plan->p;
   const size_t in_vol = (size_t)volume(p->in), out_vol = plan->n, mult = plan->m;
-  const size_t channels = (size_t)p->out_channels, gbytes = group_bytes(plan);
-  const size_t tbytes = terms_bytes(plan), wstride = k_pairs(plan) * 2;
+  const size_t channels = (size_t)p->out_channels;
   void* tmp = r->scratch + (size_t)thread * worker_bytes(plan);
   const size_t begin = task * r->planes_per_task;
   const size_t end =
@@ -261,11 +316,10 @@ static void dw_task(void* arg, size_t task, uint32_t thread) {
    * divisions happen once per task and the loop only counts. */
   size_t oc = begin % channels, image = begin / channels;
   for (size_t plane = begin; plane < end; ++plane) {
-    const size_t ic = oc / mult, j = oc - ic * mult;
-    const unsigned char* gp = r->packed + ic * gbytes;
-    const int16_t* w = (const int16_t*)(gp + tbytes) + j * wstride;
-    const int32_t term = ((const int32_t*)gp)[j];
-    const uint8_t* xp = r->x + (image * (size_t)p->in_channels + ic) * in_vol;
+    const int16_t* w;
+    int32_t term;
+    dw_channel(plan, r->packed, oc, &w, &term);
+    const uint8_t* xp = r->x + (image * (size_t)p->in_channels + oc / mult) * in_vol;
     uint8_t* yp = r->y + plane * out_vol;
     r->plane_fn(p, xp, plan->x_zero_point, w, term, r->rq->scale[oc], r->rq, yp, tmp);
     if (++oc == channels) {
@@ -286,21 +340,16 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
                    const axle_parallel_t* par) {
   const axle_f32_conv_params_t* p = &plan->p;
   const uint32_t threads = axle_parallel_threads(par);
-  const int avx2 = axle_kernels_isa() >= AXLE_ISA_AVX2_FMA;
   if (plan->n == 0 || plan->m == 0 || p->batch == 0) return;
   if (plan->algo == AXLE_QU8_CONV_DEPTHWISE) {
-    const int simd = avx2 && axle_qu8_dwconv_3x3__avx2_supports(p);
-    dw_run_t r = {plan,
-                  x,
-                  packed,
-                  rq,
-                  y,
-                  scratch,
-                  (size_t)(p->batch * p->out_channels),
-                  1,
-                  !simd ? axle_qu8_dwconv_plane__scalar
-                  : axle_kernels_isa() >= AXLE_ISA_AVX512 ? axle_qu8_dwconv_plane_3x3__avx512
-                                                          : axle_qu8_dwconv_plane_3x3__avx2};
+    dw_run_t r = {.plan = plan,
+                  .x = x,
+                  .packed = packed,
+                  .rq = rq,
+                  .y = y,
+                  .scratch = scratch,
+                  .planes = (size_t)(p->batch * p->out_channels),
+                  .plane_fn = dw_plane_fn(p)};
     /* About 8 tasks per thread: planes differ little in cost, and fewer
      * tasks would leave a thread idle when the other is preempted. */
     const size_t tasks = threads > 1 ? (size_t)threads * 8 : 1;
@@ -308,25 +357,8 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
     axle_parallel_run(par, (r.planes + r.planes_per_task - 1) / r.planes_per_task, dw_task, &r);
     return;
   }
-  gemm_run_t r = {.plan = plan,
-                  .x = x,
-                  .packed = packed,
-                  .rq = rq,
-                  .y = y,
-                  .scratch = scratch,
-                  .im2col = avx2 ? axle_qu8_im2col_block__avx2 : axle_qu8_im2col_block,
-                  .n_chunks = 1,
-                  .m_chunks = 1};
-  const int vnni = axle_kernels_isa() >= AXLE_ISA_AVX512;
-  if (quads(plan)) {
-    r.ukernel_c4 = vnni ? axle_qu8_gemm_12x16c4__avx512 : axle_qu8_gemm_12x16c4__scalar;
-    r.column_c4 = vnni ? axle_qu8_gemm_12x1c4__avx512 : avx2 ? axle_qu8_gemm_12x1c4__avx2 : NULL;
-    r.pack_b_c4 = avx2 ? axle_qu8_gemm_pack_b_16c4__avx2 : axle_qu8_gemm_pack_b_16c4__scalar;
-  } else {
-    r.ukernel = avx2 ? axle_qu8_gemm_6x16__avx2 : axle_qu8_gemm_6x16__scalar;
-    r.column = avx2 ? axle_qu8_gemm_6x1__avx2 : NULL;
-    r.pack_b = avx2 ? axle_qu8_gemm_pack_b_16__avx2 : axle_qu8_gemm_pack_b_16__scalar;
-  }
+  gemm_run_t r;
+  gemm_run_init(plan, x, packed, rq, y, scratch, &r);
   const size_t units = (size_t)(p->batch * p->groups);
   if (threads > 1) {
     /* About 4 tasks per thread in all, over pixel strips first (each
@@ -354,4 +386,111 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
     }
   }
   axle_parallel_run(par, units * r.n_chunks * r.m_chunks, gemm_task, &r);
+}
+
+/* ---- an expansion and its depthwise convolution ------------------------- */
+
+/* The smallest expanded tensor (bytes per image) a pair takes: smaller
+ * ones stay in the L2 between the two steps anyway, and there the pair's
+ * costs (each thread packing every strip, the depthwise planes a panel at
+ * a time) came to +0.4..+2.9 us a pair (int8 MobileNetV2, 1 and 2 threads;
+ * the 150 KB ones at 28x28 -0.5..+0.6). The 451 KB and 1.2 MB ones: 2
+ * threads -40 (112x112 -> 56x56), -29 (56x56, stride 1), +0.8 (stride 2)
+ * us; 1 thread -7.5, -0.7, +0.1. */
+#define PAIR_MIN_BYTES (256 * 1024)
+
+int axle_qu8_conv_pair_supports(const axle_qu8_conv_plan_t* pw, const axle_qu8_conv_plan_t* dw) {
+  const axle_f32_conv_params_t *a = &pw->p, *b = &dw->p;
+  if (pw->algo != AXLE_QU8_CONV_GEMM || a->groups != 1 || dw->algo != AXLE_QU8_CONV_DEPTHWISE ||
+      dw->m != 1 || a->batch != b->batch || a->out_channels != b->in_channels)
+    return 0;
+  for (int d = 0; d < AXLE_KERNEL_MAX_SPATIAL; ++d)
+    if (a->out[d] != b->in[d]) return 0;
+  return 1;
+}
+
+int axle_qu8_conv_pair_pays(const axle_qu8_conv_plan_t* pw, const axle_qu8_conv_plan_t* dw) {
+  return axle_qu8_conv_pair_supports(pw, dw) && pw->m * pw->n >= PAIR_MIN_BYTES;
+}
+
+static size_t pair_strip_count(const axle_qu8_conv_plan_t* pw) { return (pw->n + NR - 1) / NR; }
+/* A thread's scratch: the image it has packed (-1: none yet), its packed
+ * strips of that image, its panel of expanded channels, the depthwise
+ * kernel's tmp; 128 bytes clear of the next thread's (worker_bytes says
+ * why). Every thread packs the strips it reads itself: packed once by
+ * shares they had been read half from the other core's cache, and the
+ * small maps' pairs ran slower than the two steps. */
+static size_t pair_strips_at(void) { return 64; }
+static size_t pair_expanded_at(const axle_qu8_conv_pair_t* c) {
+  return pair_strips_at() + round64(pair_strip_count(c->pw) * strip_bytes(c->pw));
+}
+static size_t pair_tmp_at(const axle_qu8_conv_pair_t* c) {
+  return pair_expanded_at(c) + round64(panel_rows(c->pw) * c->pw->n);
+}
+static size_t pair_worker_bytes(const axle_qu8_conv_pair_t* c) {
+  const size_t bytes = pair_tmp_at(c) + axle_qu8_dwconv_tmp_size(&c->dw->p);
+  return (bytes + 127) / 128 * 128 + 128;
+}
+
+size_t axle_qu8_conv_pair_scratch_size(const axle_qu8_conv_pair_t* c, uint32_t threads) {
+  return pair_worker_bytes(c) * (threads < 1 ? 1 : threads);
+}
+
+typedef struct pair_run_t {
+  const axle_qu8_conv_pair_t* c;
+  gemm_run_t g; /* the expansion; g.x: the image's input */
+  axle_qu8_dwconv_plane_fn plane_fn;
+  int64_t image;
+  uint8_t* y; /* the image's output */
+} pair_run_t;
+
+/* Weight panel pi of the expansion over the map, then the depthwise
+ * planes of its channels. */
+static void pair_panel_task(void* arg, size_t pi, uint32_t thread) {
+  const pair_run_t* r = arg;
+  const axle_qu8_conv_plan_t *pw = r->c->pw, *dw = r->c->dw;
+  const size_t n = pw->n, count = pair_strip_count(pw), sb = strip_bytes(pw);
+  const size_t mr = panel_rows(pw), i0 = pi * mr, rows = pw->m - i0 < mr ? pw->m - i0 : mr;
+  unsigned char* ws = r->g.scratch + (size_t)thread * pair_worker_bytes(r->c);
+  int64_t* packed_image = (int64_t*)(void*)ws;
+  unsigned char* strips = ws + pair_strips_at();
+  uint8_t* expanded = ws + pair_expanded_at(r->c); /* [rows][n] */
+  void* tmp = ws + pair_tmp_at(r->c);
+  if (*packed_image != r->image) {
+    for (size_t s = 0; s < count; ++s)
+      pack_strip(&r->g, n - s * NR < NR ? n - s * NR : NR, r->g.x + s * NR, n, strips + s * sb);
+    *packed_image = r->image;
+  }
+  const int32_t* terms = (const int32_t*)r->g.packed;
+  const unsigned char* a = r->g.packed + terms_bytes(pw);
+  for (size_t s = 0; s < count; ++s) {
+    const size_t j0 = s * NR;
+    panel_tile(&r->g, pi, n - j0 < NR ? n - j0 : NR, a, strips + s * sb, terms, r->g.rq->scale,
+               expanded + j0, n);
+  }
+  for (size_t i = 0; i < rows; ++i) {
+    const int16_t* w;
+    int32_t term;
+    dw_channel(dw, r->c->dw_packed, i0 + i, &w, &term);
+    r->plane_fn(&dw->p, expanded + i * n, dw->x_zero_point, w, term, r->c->dw_rq->scale[i0 + i],
+                r->c->dw_rq, r->y + (i0 + i) * dw->n, tmp);
+  }
+}
+
+void axle_qu8_conv_pair(const axle_qu8_conv_pair_t* c, const uint8_t* x, uint8_t* y, void* scratch,
+                        const axle_parallel_t* par) {
+  const axle_qu8_conv_plan_t *pw = c->pw, *dw = c->dw;
+  if (pw->n == 0 || pw->m == 0 || pw->p.batch == 0) return;
+  pair_run_t r;
+  r.c = c;
+  gemm_run_init(pw, NULL, c->pw_packed, c->pw_rq, NULL, scratch, &r.g);
+  r.plane_fn = dw_plane_fn(&dw->p);
+  const uint32_t threads = axle_parallel_threads(par);
+  for (uint32_t t = 0; t < threads; ++t)
+    *(int64_t*)(void*)((unsigned char*)scratch + t * pair_worker_bytes(c)) = -1;
+  for (r.image = 0; r.image < pw->p.batch; ++r.image) {
+    r.g.x = x + (size_t)r.image * (size_t)pw->p.in_channels * pw->n;
+    r.y = y + (size_t)r.image * (size_t)dw->p.out_channels * dw->n;
+    axle_parallel_run(par, m_panels(pw), pair_panel_task, &r);
+  }
 }

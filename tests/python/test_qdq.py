@@ -85,8 +85,8 @@ class Samples(CalibrationDataReader):
         return next(self.it, None)
 
 
-def sample(seed):
-    return np.random.default_rng(seed).normal(0.0, 1.0, X_SHAPE).astype(np.float32)
+def sample(seed, shape=X_SHAPE):
+    return np.random.default_rng(seed).normal(0.0, 1.0, shape).astype(np.float32)
 
 
 def quantized(tmp, per_channel=True, weight_type=QuantType.QInt8):
@@ -183,12 +183,12 @@ def max_steps(got, want, scale):
     return float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) / scale
 
 
-def check_against_reference(m, path, tmp, exact):
+def check_against_reference(m, path, tmp, exact, shape=X_SHAPE):
     """Axle's outputs for three inputs: bit-identical to the integer
     reference (exact) or within one step of the float reference."""
     scales = output_scales(m)
     for seed in (1, 2, 3):
-        feeds = {"input": sample(seed)}
+        feeds = {"input": sample(seed, shape)}
         got = run_axle(path, feeds, tmp)
         ref = qdq_reference.evaluate(m, feeds, integer=exact)
         for name, want in ref.items():
@@ -300,3 +300,64 @@ def test_malformed_scales(tmp_path, case):
         assert proc.returncode == 0, proc.stderr
         steps = optimized_steps(path)
         assert steps.count("QConv[u8]") == 2, steps
+
+
+# An expansion and the depthwise Conv after it, its output large enough
+# (64 channels of 64x64, 256 KiB) for the plugin to run the two as one
+# QConvPair step, then a projection.
+PAIR_SHAPE = (1, 8, 64, 64)
+
+
+def pair_model(tmp):
+    rng = np.random.default_rng(20261126)
+    inits, nodes = [], []
+
+    def conv(x, cin, cout, k, name, group=1):
+        w = rng.normal(0.0, np.sqrt(2.0 / (cin // group * k * k)), (cout, cin // group, k, k))
+        inits.extend([numpy_helper.from_array(w.astype(np.float32), name + "_w"),
+                      numpy_helper.from_array(rng.normal(0.0, 0.1, cout).astype(np.float32),
+                                              name + "_b")])
+        nodes.append(helper.make_node("Conv", [x, name + "_w", name + "_b"], [name], name=name,
+                                      kernel_shape=[k, k], pads=[k // 2] * 4, group=group))
+        return name
+
+    h = conv("input", 8, 64, 1, "expand")
+    nodes.append(helper.make_node("Relu", [h], ["expand_relu"], name="expand_relu"))
+    h = conv("expand_relu", 64, 64, 3, "depthwise", group=64)
+    conv(h, 64, 8, 1, "project")
+    graph = helper.make_graph(
+        nodes, "qdq_pair", [helper.make_tensor_value_info("input", TensorProto.FLOAT, PAIR_SHAPE)],
+        [helper.make_tensor_value_info("project", TensorProto.FLOAT, None)], initializer=inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                          producer_name="axle-tests")
+    m.ir_version = IR_VERSION
+    src, dst = os.path.join(tmp, "pair_float.onnx"), os.path.join(tmp, "pair_qdq.onnx")
+    onnx.save(m, src)
+
+    class PairSamples(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"input": sample(200 + i, PAIR_SHAPE)} for i in range(4)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantize_static(src, dst, PairSamples(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    return onnx.load(dst)
+
+
+@needs_cli
+@pytest.mark.parametrize("exposed", [False, True], ids=["paired", "expansion_read_too"])
+def test_expansion_depthwise_pair_is_exact(tmp_path, exposed):
+    """Paired, the two QConvs give the integer reference's bits; with the
+    expansion's output read by the caller too they stay two steps."""
+    m = pair_model(str(tmp_path))
+    if exposed:
+        m = expose(m, ["expand"])
+    path = save(m, str(tmp_path), "pair")
+    steps = optimized_steps(path)
+    want = {"QConvPair[u8]": 0, "QConv[u8]": 3} if exposed else {"QConvPair[u8]": 1,
+                                                                 "QConv[u8]": 1}
+    assert {k: steps.count(k) for k in want} == want, steps
+    check_against_reference(m, path, tmp_path, exact=True, shape=PAIR_SHAPE)
+

@@ -777,6 +777,116 @@ static void test_dwconv_plane_variants(void) {
   qt_dw_plane(57, 113, 2, 0, 1, QT_RANDOM);
 }
 
+/* ---- expansion + depthwise pairs ----------------------------------------- */
+
+/* A pointwise convolution cin -> cout on an h x w map and a 3x3 depthwise
+ * one (stride, pads) after it, as a pair at every ISA level on 1-3 threads,
+ * against the reference run twice. The depthwise layer's input zero point
+ * differs from the expansion's output one (legal, if unusual): each half
+ * must use its own. */
+static void qt_pair_case(int64_t batch, int64_t cin, int64_t cout, int64_t h, int64_t w,
+                         int64_t stride, int64_t pad, int64_t pad_end) {
+  const qt_conv_case_t pc = {
+      "pair expansion", batch, 1, cin, cout, {1, h, w}, QT_1, QT_1, QT_1, QT_0, QT_0};
+  const qt_conv_case_t dc = {"pair depthwise",
+                             batch,
+                             cout,
+                             cout,
+                             cout,
+                             {1, h, w},
+                             {1, 3, 3},
+                             {1, stride, stride},
+                             QT_1,
+                             {0, pad, pad},
+                             {0, pad_end, pad_end}};
+  qt_conv_data_t pd, dd;
+  qt_conv_data(&pc, qt_int(0, 255), QT_RANDOM, 0, 255, &pd);
+  qt_conv_data(&dc, qt_int(0, 255), QT_RANDOM, (uint8_t)qt_int(0, 30), (uint8_t)qt_int(225, 255),
+               &dd);
+  axle_qu8_conv_direct__scalar(&dd.p, pd.want, dd.zp, dd.w, dd.bias, &dd.rq, dd.want);
+  const axle_isa_t best = qt_best_isa();
+  const axle_isa_t prev = axle_kernels_set_isa(AXLE_ISA_SCALAR);
+  for (int isa = 0; isa <= (int)best; ++isa) {
+    axle_kernels_set_isa((axle_isa_t)isa);
+    axle_qu8_conv_plan_t pp, dp;
+    axle_qu8_conv_plan(&pd.p, pd.zp, &pp);
+    axle_qu8_conv_plan(&dd.p, dd.zp, &dp);
+    CU_ASSERT_FATAL(axle_qu8_conv_pair_supports(&pp, &dp));
+    void* ppk = kt_scratch(axle_qu8_conv_packed_size(&pp));
+    void* dpk = kt_scratch(axle_qu8_conv_packed_size(&dp));
+    axle_qu8_conv_pack(&pp, pd.w, pd.bias, ppk);
+    axle_qu8_conv_pack(&dp, dd.w, dd.bias, dpk);
+    const axle_qu8_conv_pair_t pair = {&pp, ppk, &pd.rq, &dp, dpk, &dd.rq};
+    for (uint32_t threads = 1; threads <= 3; ++threads) {
+      void* scratch = kt_scratch(axle_qu8_conv_pair_scratch_size(&pair, threads));
+      uint8_t* y = kt_scratch(dd.y_n);
+      uint32_t tstore = threads;
+      const axle_parallel_t par = {kt_pool_run, &tstore, threads};
+      axle_qu8_conv_pair(&pair, pd.x, y, scratch, threads > 1 ? &par : NULL);
+      char what[200];
+      snprintf(what, sizeof what,
+               "pair %lld x %lld -> %lld at %lldx%lld, stride %lld pad %lld/%lld, isa %d, %u "
+               "thread(s)",
+               (long long)batch, (long long)cin, (long long)cout, (long long)h, (long long)w,
+               (long long)stride, (long long)pad, (long long)pad_end, isa, threads);
+      qt_same(what, y, dd.want, dd.y_n);
+      free(scratch);
+      free(y);
+    }
+    free(ppk);
+    free(dpk);
+  }
+  axle_kernels_set_isa(prev);
+  qt_conv_data_free(&pd);
+  qt_conv_data_free(&dd);
+}
+
+static void test_conv_pair(void) {
+  /* Partial panels (13, 7 channels) and strips (63, 5 pixels), a 1x1 map,
+   * both strides, pads of 0 and 1, two images; MobileNetV2's 56x56 block. */
+  qt_pair_case(1, 5, 13, 7, 9, 1, 1, 1);
+  qt_pair_case(1, 16, 7, 1, 5, 1, 1, 1);
+  qt_pair_case(2, 3, 24, 8, 8, 2, 0, 1);
+  qt_pair_case(1, 24, 25, 1, 1, 1, 1, 1);
+  qt_pair_case(1, 9, 30, 11, 6, 2, 1, 1);
+  qt_pair_case(1, 24, 144, 56, 56, 1, 1, 1);
+  /* Which pairs pay: MobileNetV2's 56x56 expansion, not its 14x14 one. */
+  axle_f32_conv_params_t e56 =
+      qt_params(&(qt_conv_case_t){"", 1, 1, 24, 144, {1, 56, 56}, QT_1, QT_1, QT_1, QT_0, QT_0});
+  axle_f32_conv_params_t d56 = qt_params(&(qt_conv_case_t){
+      "", 1, 144, 144, 144, {1, 56, 56}, {1, 3, 3}, QT_1, QT_1, {0, 1, 1}, {0, 1, 1}});
+  axle_f32_conv_params_t e14 =
+      qt_params(&(qt_conv_case_t){"", 1, 1, 64, 384, {1, 14, 14}, QT_1, QT_1, QT_1, QT_0, QT_0});
+  axle_f32_conv_params_t d14 = qt_params(&(qt_conv_case_t){
+      "", 1, 384, 384, 384, {1, 14, 14}, {1, 3, 3}, QT_1, QT_1, {0, 1, 1}, {0, 1, 1}});
+  axle_qu8_conv_plan_t pe, pd;
+  axle_qu8_conv_plan(&e56, 0, &pe);
+  axle_qu8_conv_plan(&d56, 0, &pd);
+  CU_ASSERT(axle_qu8_conv_pair_pays(&pe, &pd));
+  axle_qu8_conv_plan(&e14, 0, &pe);
+  axle_qu8_conv_plan(&d14, 0, &pd);
+  CU_ASSERT(axle_qu8_conv_pair_supports(&pe, &pd));
+  CU_ASSERT(!axle_qu8_conv_pair_pays(&pe, &pd));
+  /* What the pair does not take. */
+  axle_f32_conv_params_t a =
+      qt_params(&(qt_conv_case_t){"", 1, 1, 4, 8, {1, 5, 5}, QT_1, QT_1, QT_1, QT_0, QT_0});
+  axle_f32_conv_params_t b = qt_params(
+      &(qt_conv_case_t){"", 1, 8, 8, 8, {1, 5, 5}, {1, 3, 3}, QT_1, QT_1, {0, 1, 1}, {0, 1, 1}});
+  axle_qu8_conv_plan_t pa, pb;
+  axle_qu8_conv_plan(&a, 0, &pa);
+  axle_qu8_conv_plan(&b, 0, &pb);
+  CU_ASSERT(axle_qu8_conv_pair_supports(&pa, &pb));
+  CU_ASSERT(!axle_qu8_conv_pair_supports(&pb, &pa));
+  b.in[2] = b.out[2] = 6; /* not the expansion's output shape */
+  axle_qu8_conv_plan(&b, 0, &pb);
+  CU_ASSERT(!axle_qu8_conv_pair_supports(&pa, &pb));
+  b.in[2] = 5;
+  b.out_channels = 16; /* channel multiplier 2 */
+  b.out[2] = 5;
+  axle_qu8_conv_plan(&b, 0, &pb);
+  CU_ASSERT(!axle_qu8_conv_pair_supports(&pa, &pb));
+}
+
 /* ---- addition ------------------------------------------------------------ */
 
 /* DequantizeLinear, Add, QuantizeLinear as three float32 steps; volatile
@@ -875,6 +985,7 @@ int main(void) {
       {"one-column tiles (6x1, 12x1c4) = scalar at nr 1", test_ukernel_column_variants},
       {"im2col avx2 (stride-2 gather) = scalar", test_im2col_avx2},
       {"depthwise 3x3 planes, avx2 and avx512 = scalar", test_dwconv_plane_variants},
+      {"expansion + depthwise pair = reference twice", test_conv_pair},
       {"add, every variant", test_add},
       {"add, half-even", test_add_ties_round_to_even},
   };
