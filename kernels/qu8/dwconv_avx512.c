@@ -28,13 +28,7 @@
 #include <stdint.h>
 
 #include "axle_kernels_qu8.h"
-#include "requant_avx2.h"
-
-#define AXLE_AVX512 \
-  __attribute__((target("avx2,fma,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
-#define AXLE_AVX512_INLINE                                                         \
-  __attribute__((target("avx2,fma,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni"), \
-                 always_inline)) static inline
+#include "requant_avx512.h"
 
 /* Input bytes a group of 16 outputs reads from a row: 15 * stride + 3. */
 static int64_t window_bytes(int64_t stride) { return 15 * stride + 3; }
@@ -77,28 +71,6 @@ static void set_group(dw_rows_t* r, int64_t ix0, int64_t span) {
   r->mask = bit_range(ix0 < 0 ? -ix0 : 0, r->iw - ix0 < span ? r->iw - ix0 : span);
 }
 
-/* round(acc * scale), capped above (requant_avx2.h); acc: bias terms
- * plus sums. */
-AXLE_AVX512_INLINE __m512i round16(__m512i acc, __m512 scale) {
-  return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc), scale),
-                                          _mm512_set1_ps(AXLE_QU8_REQUANT_BOUND)));
-}
-
-/* Four rows of 16 rounded values to u8, row k in 128-bit lane k: the
- * AVX2 epilogue's saturating packs, zero point and clamp (requant_avx2.h
- * shows they give the scalar bits) on four rows at once, which costs a
- * third of the shuffles of four vpmovdb. The packs leave lane k holding
- * columns 4k..4k+3 of each row; the vpermd transposes that. */
-AXLE_AVX512_INLINE __m512i narrow4x16(__m512i q0, __m512i q1, __m512i q2, __m512i q3, __m512i zp16,
-                                      __m512i lo8, __m512i hi8) {
-  const __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), zp16);
-  const __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(q2, q3), zp16);
-  const __m512i rows = _mm512_permutexvar_epi32(
-      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15),
-      _mm512_packus_epi16(a, b));
-  return _mm512_min_epu8(_mm512_max_epu8(rows, lo8), hi8);
-}
-
 /* Narrow planes (7x7) would fill at most half the lanes: two output rows
  * share a zmm, the first in lanes 0-7 (the triples' low 256 bits), the
  * second in lanes 8-15. t[k] holds the triples of input row iy + k; the
@@ -118,7 +90,7 @@ AXLE_AVX512_INLINE void narrow_plane(const dw_rows_t* rows, const int64_t s, int
     __m512i acc = vt;
     for (int ky = 0; ky < 3; ++ky)
       acc = _mm512_dpbusd_epi32(acc, _mm512_shuffle_i64x2(t[ky], t[ky + s], 0x44), wq[ky]);
-    const __m512i q = _mm512_add_epi32(round16(acc, vs), zp);
+    const __m512i q = _mm512_add_epi32(axle_qu8_round16(acc, vs), zp);
     const __m128i v = _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(q, lo), hi));
     uint8_t* y = y_plane + oy * ow;
     _mm_mask_storeu_epi8(y, first, v);
@@ -157,9 +129,9 @@ AXLE_AVX512_INLINE void wide_plane(dw_rows_t* rows, const int64_t s, int64_t pad
       for (int r = 0; r < 4; ++r) {
         __m512i acc = _mm512_dpbusd_epi32(vt, t[r * s], wq[0]);
         acc = _mm512_dpbusd_epi32(acc, t[r * s + 1], wq[1]);
-        q[r] = round16(_mm512_dpbusd_epi32(acc, t[r * s + 2], wq[2]), vs);
+        q[r] = axle_qu8_round16(_mm512_dpbusd_epi32(acc, t[r * s + 2], wq[2]), vs);
       }
-      const __m512i v = narrow4x16(q[0], q[1], q[2], q[3], zp16, lo8, hi8);
+      const __m512i v = axle_qu8_narrow4x16(q[0], q[1], q[2], q[3], zp16, lo8, hi8);
       /* Lane r to row oy + r: a full-width masked store placed 16 * r
        * bytes early (masked-off bytes are not accessed). */
       const uintptr_t y = (uintptr_t)(y_plane + oy * ow + ox);

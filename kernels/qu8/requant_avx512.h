@@ -1,0 +1,40 @@
+/* Internal to the kernels: the requantisation of requant_avx2.h on zmm
+ * registers, for the AVX-512 VNNI variants: the same operations in the
+ * same order on 16 lanes, so the same bits (requant_avx2.h says why those
+ * are the scalar ones). */
+#ifndef AXLE_KERNELS_QU8_REQUANT_AVX512_H_
+#define AXLE_KERNELS_QU8_REQUANT_AVX512_H_
+
+#include <immintrin.h>
+
+#include "requant_avx2.h"
+
+#define AXLE_AVX512 \
+  __attribute__((target("avx2,fma,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
+#define AXLE_AVX512_INLINE                                                         \
+  __attribute__((target("avx2,fma,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni"), \
+                 always_inline)) static inline
+
+/* round(acc * scale), capped above (requant_avx2.h); acc: bias terms
+ * plus sums. */
+AXLE_AVX512_INLINE __m512i axle_qu8_round16(__m512i acc, __m512 scale) {
+  return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc), scale),
+                                          _mm512_set1_ps(AXLE_QU8_REQUANT_BOUND)));
+}
+
+/* Four rows of 16 rounded values to u8, row k in 128-bit lane k: the
+ * AVX2 epilogue's saturating packs, zero point and clamp (requant_avx2.h
+ * shows they give the scalar bits) on four rows at once, which costs a
+ * third of the shuffles of four vpmovdb. The packs leave lane k holding
+ * columns 4k..4k+3 of each row; the vpermd transposes that. */
+AXLE_AVX512_INLINE __m512i axle_qu8_narrow4x16(__m512i q0, __m512i q1, __m512i q2, __m512i q3,
+                                               __m512i zp16, __m512i lo8, __m512i hi8) {
+  const __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), zp16);
+  const __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(q2, q3), zp16);
+  const __m512i rows = _mm512_permutexvar_epi32(
+      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15),
+      _mm512_packus_epi16(a, b));
+  return _mm512_min_epu8(_mm512_max_epu8(rows, lo8), hi8);
+}
+
+#endif /* AXLE_KERNELS_QU8_REQUANT_AVX512_H_ */
