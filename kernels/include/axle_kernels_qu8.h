@@ -106,9 +106,9 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
  * a weight panel of the first (a few output channels), computes those
  * channels over the whole map into a buffer of its thread's own and runs
  * the depthwise planes of the same channels from it while it is in cache,
- * so the expanded tensor is never written out. The input's pixel strips
- * are packed once per image, shared by the tasks. The bits are those of the
- * two axle_qu8_conv calls. */
+ * so the expanded tensor is never written out. Each thread packs the
+ * input's pixel strips once per image for the panels it takes. The bits
+ * are those of the two axle_qu8_conv calls. */
 typedef struct axle_qu8_conv_pair_t {
   const axle_qu8_conv_plan_t* pw; /* the expansion */
   const void* pw_packed;

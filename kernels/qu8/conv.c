@@ -421,9 +421,9 @@ static size_t pair_strip_count(const axle_qu8_conv_plan_t* pw) { return (pw->n +
  * why). Every thread packs the strips it reads itself: packed once by
  * shares they had been read half from the other core's cache, and the
  * small maps' pairs ran slower than the two steps. */
-static size_t pair_strips_at(void) { return 64; }
+enum { PAIR_STRIPS_AT = 64 }; /* after the marker */
 static size_t pair_expanded_at(const axle_qu8_conv_pair_t* c) {
-  return pair_strips_at() + round64(pair_strip_count(c->pw) * strip_bytes(c->pw));
+  return PAIR_STRIPS_AT + round64(pair_strip_count(c->pw) * strip_bytes(c->pw));
 }
 static size_t pair_tmp_at(const axle_qu8_conv_pair_t* c) {
   return pair_expanded_at(c) + round64(panel_rows(c->pw) * c->pw->n);
@@ -454,7 +454,7 @@ static void pair_panel_task(void* arg, size_t pi, uint32_t thread) {
   const size_t mr = panel_rows(pw), i0 = pi * mr, rows = pw->m - i0 < mr ? pw->m - i0 : mr;
   unsigned char* ws = r->g.scratch + (size_t)thread * pair_worker_bytes(r->c);
   int64_t* packed_image = (int64_t*)(void*)ws;
-  unsigned char* strips = ws + pair_strips_at();
+  unsigned char* strips = ws + PAIR_STRIPS_AT;
   uint8_t* expanded = ws + pair_expanded_at(r->c); /* [rows][n] */
   void* tmp = ws + pair_tmp_at(r->c);
   if (*packed_image != r->image) {
