@@ -509,15 +509,17 @@ static void absorb_dequantize(const cpu_fuse_ctx_t* c, cpu_fuse_result_t* out) {
 }
 
 /* The depthwise QConv group that reads QConv group e's output through a
- * DequantizeLinear it absorbed, the output's only reader, where the kernels
- * pair the two and the pair may run where the depthwise group runs; -1
- * else. */
+ * DequantizeLinear it absorbed, the output's only reader, whose own output
+ * nothing else reads (an integer step reading it would read e's output,
+ * which the pair never writes), where the kernels pair the two and the
+ * pair may run where the depthwise group runs; -1 else. */
 static int32_t pair_partner(const cpu_fuse_ctx_t* c, const cpu_fuse_result_t* out,
                             const cpu_group_t* e) {
   if (e->kind != CPU_GROUP_QCONV) return -1;
   const int32_t at = cpu_fuse_sole_reader(c, e->output, e->position);
   if (at < 0 || out->role[at] != CPU_ROLE_ABSORBED) return -1;
   const axle_hal_node_t* dq = node_at(c, (uint32_t)at);
+  if (dq->output_count != 1 || dq->outputs[0] < 0 || c->uses[dq->outputs[0]] != 1) return -1;
   for (uint32_t j = 0; j < out->group_count; ++j) {
     const cpu_group_t* d = &out->groups[j];
     if (d->kind != CPU_GROUP_QCONV || d->match.dq[0] != dq) continue;

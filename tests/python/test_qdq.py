@@ -308,7 +308,9 @@ def test_malformed_scales(tmp_path, case):
 PAIR_SHAPE = (1, 8, 64, 64)
 
 
-def pair_model(tmp):
+def pair_model(tmp, residual=False):
+    """residual: the expanded tensor is also added to the depthwise output
+    (through the same DequantizeLinear, as quantize_static writes it)."""
     rng = np.random.default_rng(20261126)
     inits, nodes = [], []
 
@@ -324,6 +326,9 @@ def pair_model(tmp):
     h = conv("input", 8, 64, 1, "expand")
     nodes.append(helper.make_node("Relu", [h], ["expand_relu"], name="expand_relu"))
     h = conv("expand_relu", 64, 64, 3, "depthwise", group=64)
+    if residual:
+        nodes.append(helper.make_node("Add", ["expand_relu", h], ["sum"], name="sum"))
+        h = "sum"
     conv(h, 64, 8, 1, "project")
     graph = helper.make_graph(
         nodes, "qdq_pair", [helper.make_tensor_value_info("input", TensorProto.FLOAT, PAIR_SHAPE)],
@@ -347,17 +352,21 @@ def pair_model(tmp):
 
 
 @needs_cli
-@pytest.mark.parametrize("exposed", [False, True], ids=["paired", "expansion_read_too"])
-def test_expansion_depthwise_pair_is_exact(tmp_path, exposed):
+@pytest.mark.parametrize("reader", ["none", "caller", "qadd"],
+                         ids=["paired", "expansion_read_by_caller", "expansion_read_by_qadd"])
+def test_expansion_depthwise_pair_is_exact(tmp_path, reader):
     """Paired, the two QConvs give the integer reference's bits; with the
-    expansion's output read by the caller too they stay two steps."""
-    m = pair_model(str(tmp_path))
-    if exposed:
+    expanded tensor read by the caller, or by a QAdd through the depthwise
+    Conv's own DequantizeLinear, they stay two steps (the pair never writes
+    that tensor)."""
+    m = pair_model(str(tmp_path), residual=reader == "qadd")
+    if reader == "caller":
         m = expose(m, ["expand"])
     path = save(m, str(tmp_path), "pair")
     steps = optimized_steps(path)
-    want = {"QConvPair[u8]": 0, "QConv[u8]": 3} if exposed else {"QConvPair[u8]": 1,
-                                                                 "QConv[u8]": 1}
+    want = {"QConvPair[u8]": 1, "QConv[u8]": 1, "QAdd[u8]": 0}
+    if reader != "none":
+        want = {"QConvPair[u8]": 0, "QConv[u8]": 3, "QAdd[u8]": 1 if reader == "qadd" else 0}
     assert {k: steps.count(k) for k in want} == want, steps
     check_against_reference(m, path, tmp_path, exact=True, shape=PAIR_SHAPE)
 
