@@ -1,14 +1,15 @@
 /*
  * Quantized convolution figures: axle_qu8_conv (uint8 x int8, exact int32
  * sums) against axle_f32_conv on the same MobileNetV2-shaped layers, in
- * GMAC/s, with the int8 / fp32 ratio. On a CPU with AVX-512 VNNI the int8
- * path is also planned, packed and run capped at AVX2 (vpmaddwd), for the
- * VNNI / AVX2 ratio. All are measured interleaved, round after round, and
- * each reports its best round: on a shared machine the best is the figure
- * least disturbed by other processes, and interleaving exposes all to the
- * same load. Before timing, every int8 path is checked bit for bit against
- * the reference axle_qu8_conv_direct__scalar. Prints figures only; never
- * fails on time.
+ * GMAC/s, with the int8 / fp32 ratio. Where the CPU has more than AVX2, the
+ * int8 path is also planned, packed and run capped at each lower level it
+ * has among AXLE_ISA_AVX2_VNNI (ymm vpdpbusd) and AXLE_ISA_AVX2_FMA
+ * (vpmaddwd), for the ratio of the best level to each. All are measured
+ * interleaved, round after round, and each reports its best round: on a
+ * shared machine the best is the figure least disturbed by other
+ * processes, and interleaving exposes all to the same load. Before timing,
+ * every int8 path is checked bit for bit against the reference
+ * axle_qu8_conv_direct__scalar. Prints figures only; never fails on time.
  *
  *   axle_bench_qu8 [--threads N] [--rounds R]
  */
@@ -130,17 +131,24 @@ typedef struct bench_t {
   float *fx, *fw, *fpacked, *fy;
   void* fscratch;
   /* int8; [1]: planned and run capped at AVX2 */
-  axle_qu8_conv_plan_t qplan[2];
+  axle_qu8_conv_plan_t qplan[3]; /* per entry of g_levels */
   uint8_t *qx, *qy;
   int8_t* qw;
   int32_t* bias;
   float* scale;
   axle_qu8_requant_t rq;
-  void *qpacked[2], *qscratch[2];
+  void *qpacked[3], *qscratch[3];
 } bench_t;
 
 /* Whether the int8 path has an AVX2 twin to compare with. */
-static int g_vnni;
+/* The int8 levels compared: the best first, then the lower ones the CPU
+ * has (see the top of the file). */
+static axle_isa_t g_levels[3];
+static int g_level_count;
+
+static const char* level_name(axle_isa_t isa) {
+  return isa >= AXLE_ISA_AVX512 ? "avx512" : isa == AXLE_ISA_AVX2_VNNI ? "avxvnni" : "avx2";
+}
 
 static void* alloc64(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64 + 64); }
 
@@ -198,8 +206,8 @@ static void bench_init(bench_t* b, const layer_t* l, uint32_t threads) {
   axle_f32_conv_pack(&b->fplan, b->fw, b->fpacked);
   b->fscratch = alloc64(axle_f32_conv_scratch_size(&b->fplan, threads));
 
-  for (int v = 0; v < 1 + g_vnni; ++v) {
-    const axle_isa_t prev = axle_kernels_set_isa(v ? AXLE_ISA_AVX2_FMA : axle_kernels_isa());
+  for (int v = 0; v < g_level_count; ++v) {
+    const axle_isa_t prev = axle_kernels_set_isa(g_levels[v]);
     axle_qu8_conv_plan(p, 3, &b->qplan[v]);
     b->qpacked[v] = alloc64(axle_qu8_conv_packed_size(&b->qplan[v]));
     axle_qu8_conv_pack(&b->qplan[v], b->qw, b->bias, b->qpacked[v]);
@@ -214,9 +222,9 @@ static double time_f32(bench_t* b, const axle_parallel_t* par) {
   return now_s() - t0;
 }
 
-/* v = 1: the AVX2 twin. */
+/* v: the entry of g_levels. */
 static double time_qu8(bench_t* b, int v, const axle_parallel_t* par) {
-  const axle_isa_t prev = axle_kernels_set_isa(v ? AXLE_ISA_AVX2_FMA : axle_kernels_isa());
+  const axle_isa_t prev = axle_kernels_set_isa(g_levels[v]);
   const double t0 = now_s();
   axle_qu8_conv(&b->qplan[v], b->qx, b->qpacked[v], &b->rq, b->qy, b->qscratch[v], par);
   const double t = now_s() - t0;
@@ -239,7 +247,14 @@ int main(int argc, char** argv) {
   if (threads < 1) threads = 1;
   if (axle_kernels_isa() < AXLE_ISA_AVX2_FMA)
     fprintf(stderr, "note: no AVX2/FMA here (or AXLE_KERNELS_ISA=scalar): reference kernels\n");
-  g_vnni = axle_kernels_isa() >= AXLE_ISA_AVX512;
+  g_levels[g_level_count++] = axle_kernels_isa();
+  static const axle_isa_t lower[] = {AXLE_ISA_AVX2_VNNI, AXLE_ISA_AVX2_FMA};
+  for (size_t i = 0; i < sizeof lower / sizeof lower[0]; ++i) {
+    const axle_isa_t prev = axle_kernels_set_isa(lower[i]);
+    if (axle_kernels_isa() == lower[i] && lower[i] < g_levels[0])
+      g_levels[g_level_count++] = lower[i];
+    axle_kernels_set_isa(prev);
+  }
   pool_t pool;
   pool_start(&pool, (uint32_t)threads);
   const axle_parallel_t par_storage = {pool_run, &pool, (uint32_t)threads};
@@ -252,12 +267,12 @@ int main(int argc, char** argv) {
     /* The fast path must give the reference's bits before it is timed. */
     uint8_t* want = alloc64(b[i].y_n);
     axle_qu8_conv_direct__scalar(&b[i].p, b[i].qx, 3, b[i].qw, b[i].bias, &b[i].rq, want);
-    for (int v = 0; v < 1 + g_vnni; ++v) {
+    for (int v = 0; v < g_level_count; ++v) {
       memset(b[i].qy, 0, b[i].y_n);
       time_qu8(&b[i], v, par);
       if (memcmp(want, b[i].qy, b[i].y_n) != 0) {
-        fprintf(stderr, "%s: axle_qu8_conv%s differs from the reference\n", k_layers[i].name,
-                v ? " (AVX2)" : "");
+        fprintf(stderr, "%s: axle_qu8_conv (%s) differs from the reference\n", k_layers[i].name,
+                level_name(g_levels[v]));
         return 1;
       }
     }
@@ -266,7 +281,7 @@ int main(int argc, char** argv) {
 
   double* best_f = calloc(count, sizeof(double));
   double* best_q = calloc(count, sizeof(double));
-  double* best_q2 = calloc(count, sizeof(double)); /* the AVX2 twin */
+  double* best_lower = calloc(count * 2, sizeof(double)); /* g_levels 1.., per layer */
   for (int r = 0; r < rounds; ++r) {
     for (size_t i = 0; i < count; ++i) {
       /* About 20 ms of each per round. */
@@ -277,9 +292,9 @@ int main(int argc, char** argv) {
         const double gq = b[i].macs / time_qu8(&b[i], 0, par) / 1e9;
         if (gf > best_f[i]) best_f[i] = gf;
         if (gq > best_q[i]) best_q[i] = gq;
-        if (g_vnni) {
-          const double g2 = b[i].macs / time_qu8(&b[i], 1, par) / 1e9;
-          if (g2 > best_q2[i]) best_q2[i] = g2;
+        for (int v = 1; v < g_level_count; ++v) {
+          const double g2 = b[i].macs / time_qu8(&b[i], v, par) / 1e9;
+          if (g2 > best_lower[2 * i + v - 1]) best_lower[2 * i + v - 1] = g2;
         }
       }
     }
@@ -288,27 +303,34 @@ int main(int argc, char** argv) {
   printf("== int8 (u8 x s8, QDQ) convolution vs fp32, %d thread(s), best of %d rounds\n", threads,
          rounds);
   printf("%-22s %10s %10s %8s %10s", "layer", "fp32 GMAC/s", "int8 GMAC/s", "ratio", "int8 us");
-  if (g_vnni) printf(" %10s %8s", "avx2 GMAC/s", "vs avx2");
+  for (int v = 1; v < g_level_count; ++v) {
+    char head[32];
+    snprintf(head, sizeof head, "vs %s", level_name(g_levels[v]));
+    printf(" %7s GMAC/s %10s", level_name(g_levels[v]), head);
+  }
   printf("\n");
-  double sum_pw = 0.0, sum_dw = 0.0, sum_v = 0.0;
+  double sum_pw = 0.0, sum_dw = 0.0, sum_v[2] = {0.0, 0.0};
   int n_pw = 0, n_dw = 0;
   for (size_t i = 0; i < count; ++i) {
     const double ratio = best_q[i] / best_f[i];
     printf("%-22s %10.1f %10.1f %8.2f %10.1f", k_layers[i].name, best_f[i], best_q[i], ratio,
            b[i].macs / best_q[i] / 1e3);
-    if (g_vnni) printf(" %10.1f %8.2f", best_q2[i], best_q[i] / best_q2[i]);
+    for (int v = 1; v < g_level_count; ++v)
+      printf(" %14.1f %10.2f", best_lower[2 * i + v - 1], best_q[i] / best_lower[2 * i + v - 1]);
     printf("\n");
     if (k_layers[i].depthwise) {
       sum_dw += ratio;
       ++n_dw;
     } else {
       sum_pw += ratio;
-      sum_v += best_q[i] / best_q2[i];
+      for (int v = 1; v < g_level_count; ++v) sum_v[v - 1] += best_q[i] / best_lower[2 * i + v - 1];
       ++n_pw;
     }
   }
   printf("mean ratio: 1x1 and 3x3 %.2f (target >= 1.5), depthwise %.2f (target > 1)\n",
          sum_pw / n_pw, sum_dw / n_dw);
-  if (g_vnni) printf("mean int8 VNNI / AVX2, 1x1 and 3x3: %.2f\n", sum_v / n_pw);
+  for (int v = 1; v < g_level_count; ++v)
+    printf("mean int8 %s / %s, 1x1 and 3x3: %.2f\n", level_name(g_levels[0]),
+           level_name(g_levels[v]), sum_v[v - 1] / n_pw);
   return 0;
 }

@@ -39,17 +39,23 @@ extern "C" {
 typedef enum axle_isa_t {
   AXLE_ISA_SCALAR = 0,    /* portable C: every machine */
   AXLE_ISA_AVX2_FMA = 1,  /* x86-64 with AVX2 and FMA3 */
-  AXLE_ISA_AVX512 = 2     /* AVX2_FMA plus AVX-512 F, BW, DQ, VL and VNNI */
+  AXLE_ISA_AVX2_VNNI = 2, /* AVX2_FMA plus AVX-VNNI (VEX vpdpbusd: Alder Lake, Sierra Forest) */
+  AXLE_ISA_AVX512 = 3     /* AVX2_FMA plus AVX-512 F, BW, DQ, VL and VNNI */
 } axle_isa_t;
 
-/* The best instruction set of this CPU, detected once; each level implies
- * the ones below it, so callers test with >=. The environment variable
- * AXLE_KERNELS_ISA=scalar or =avx2 caps it, so every path can be run end to
- * end on a machine that has more. */
+/* The best instruction set of this CPU, detected once; callers test with
+ * >=. Each level implies the ones below it, with one exception: a CPU at
+ * AXLE_ISA_AVX512 need not have AVX-VNNI (Ice Lake, Cascade Lake do not),
+ * so a kernel written for AXLE_ISA_AVX2_VNNI is chosen only at exactly
+ * that level; AXLE_ISA_AVX512 has its EVEX forms. The environment variable
+ * AXLE_KERNELS_ISA=scalar, =avx2 or =avx2vnni caps it, so every path can be
+ * run end to end on a machine that has more. */
 axle_isa_t axle_kernels_isa(void);
-/* Caps dispatch at isa (never above what the CPU has) and returns the
- * previous setting; for tests and benchmarks that compare variants end to
- * end. Not synchronised with kernels running at the same time. */
+/* Caps dispatch at isa and returns the previous setting: the highest level
+ * at or below isa that this CPU has (AXLE_ISA_AVX2_VNNI falls to
+ * AXLE_ISA_AVX2_FMA without AVX-VNNI) and AXLE_KERNELS_ISA allows; for
+ * tests and benchmarks that compare variants end to end. Not synchronised
+ * with kernels running at the same time. */
 axle_isa_t axle_kernels_set_isa(axle_isa_t isa);
 /* Bytes of one core's L2 cache, for kernels that size their working set to
  * it: AXLE_KERNELS_L2_BYTES if set, else sysconf, else 512 KiB. Thread-safe. */

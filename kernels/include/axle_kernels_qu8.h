@@ -200,6 +200,11 @@ void axle_qu8_gemm_12x16c4__scalar(size_t mr, size_t nr, size_t kq, const int8_t
 void axle_qu8_gemm_12x16c4__avx512(size_t mr, size_t nr, size_t kq, const int8_t* a,
                                    const uint8_t* b, const int32_t* terms, const float* scale,
                                    const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
+/* The same tile on ymm with the VEX vpdpbusd: needs AXLE_ISA_AVX2_VNNI
+ * exactly (a CPU at AXLE_ISA_AVX512 may lack AVX-VNNI). */
+void axle_qu8_gemm_12x16c4__avxvnni(size_t mr, size_t nr, size_t kq, const int8_t* a,
+                                    const uint8_t* b, const int32_t* terms, const float* scale,
+                                    const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
 /* One output column (nr = 1) on K quads: with VNNI (AXLE_ISA_AVX512) as
  * axle_qu8_gemm_6x1__avx2 on pairs, and with AVX2 widening the weights as
  * they load; the results are those of the 12 x 16 tile. */

@@ -42,13 +42,13 @@ void axle_qu8_conv_plan(const axle_f32_conv_params_t* p, int32_t x_zero_point,
     plan->algo = AXLE_QU8_CONV_DEPTHWISE;
   else
     plan->algo = is_pointwise(p) ? AXLE_QU8_CONV_GEMM : AXLE_QU8_CONV_IM2COL;
-  /* Quads where VNNI takes them, and for one pixel per image (a fully
-   * connected layer) everywhere: its weights stream from memory once per
-   * run, and s8 quads are half the bytes of widened pairs. */
-  plan->gemm_layout = axle_kernels_isa() >= AXLE_ISA_AVX512 ||
-                              (plan->algo == AXLE_QU8_CONV_GEMM && plan->n == 1)
-                          ? AXLE_QU8_GEMM_QUADS
-                          : AXLE_QU8_GEMM_PAIRS;
+  /* Quads where VNNI takes them (AVX-VNNI or AVX-512), and for one pixel
+   * per image (a fully connected layer) everywhere: its weights stream from
+   * memory once per run, and s8 quads are half the bytes of widened pairs. */
+  plan->gemm_layout =
+      axle_kernels_isa() >= AXLE_ISA_AVX2_VNNI || (plan->algo == AXLE_QU8_CONV_GEMM && plan->n == 1)
+          ? AXLE_QU8_GEMM_QUADS
+          : AXLE_QU8_GEMM_PAIRS;
 }
 
 static int quads(const axle_qu8_conv_plan_t* plan) {
@@ -171,8 +171,8 @@ typedef struct gemm_run_t {
 /* r for a run of plan at the current ISA level, one chunk each way. */
 static void gemm_run_init(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const void* packed,
                           const axle_qu8_requant_t* rq, uint8_t* y, void* scratch, gemm_run_t* r) {
-  const int avx2 = axle_kernels_isa() >= AXLE_ISA_AVX2_FMA;
-  const int vnni = axle_kernels_isa() >= AXLE_ISA_AVX512;
+  const axle_isa_t isa = axle_kernels_isa();
+  const int avx2 = isa >= AXLE_ISA_AVX2_FMA, vnni = isa >= AXLE_ISA_AVX512;
   memset(r, 0, sizeof *r);
   r->plan = plan;
   r->x = x;
@@ -183,7 +183,9 @@ static void gemm_run_init(const axle_qu8_conv_plan_t* plan, const uint8_t* x, co
   r->im2col = avx2 ? axle_qu8_im2col_block__avx2 : axle_qu8_im2col_block;
   r->n_chunks = r->m_chunks = 1;
   if (quads(plan)) {
-    r->ukernel_c4 = vnni ? axle_qu8_gemm_12x16c4__avx512 : axle_qu8_gemm_12x16c4__scalar;
+    r->ukernel_c4 = vnni                        ? axle_qu8_gemm_12x16c4__avx512
+                    : isa == AXLE_ISA_AVX2_VNNI ? axle_qu8_gemm_12x16c4__avxvnni
+                                                : axle_qu8_gemm_12x16c4__scalar;
     r->column_c4 = vnni ? axle_qu8_gemm_12x1c4__avx512 : avx2 ? axle_qu8_gemm_12x1c4__avx2 : NULL;
     r->pack_b_c4 = avx2 ? axle_qu8_gemm_pack_b_16c4__avx2 : axle_qu8_gemm_pack_b_16c4__scalar;
   } else {

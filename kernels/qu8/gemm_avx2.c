@@ -67,17 +67,6 @@ AXLE_AVX2_INLINE __m256i pair(const int16_t* a, size_t i) {
   return _mm256_set1_epi32(v);
 }
 
-/* The first nr bytes of a row to y. */
-AXLE_AVX2_INLINE void store_row(__m128i v, size_t nr, uint8_t* y) {
-  if (nr == NR) {
-    _mm_storeu_si128((__m128i*)y, v);
-  } else {
-    uint8_t tmp[NR];
-    _mm_storeu_si128((__m128i*)tmp, v);
-    memcpy(y, tmp, nr);
-  }
-}
-
 AXLE_AVX2 void axle_qu8_gemm_6x16__avx2(size_t mr, size_t nr, size_t kp, const int16_t* a,
                                         const int16_t* b, const int32_t* terms, const float* scale,
                                         const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy) {
@@ -131,8 +120,8 @@ AXLE_AVX2 void axle_qu8_gemm_6x16__avx2(size_t mr, size_t nr, size_t kp, const i
   }
   for (size_t i = 0; i < mr; i += 2) {
     const __m256i v = axle_qu8_narrow2x16(q[i][0], q[i][1], q[i + 1][0], q[i + 1][1], &regs);
-    store_row(_mm256_castsi256_si128(v), nr, y + i * ldy);
-    if (i + 1 < mr) store_row(_mm256_extracti128_si256(v, 1), nr, y + (i + 1) * ldy);
+    axle_qu8_store16(_mm256_castsi256_si128(v), nr, y + i * ldy);
+    if (i + 1 < mr) axle_qu8_store16(_mm256_extracti128_si256(v, 1), nr, y + (i + 1) * ldy);
   }
 }
 

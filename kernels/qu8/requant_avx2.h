@@ -12,6 +12,7 @@
 #define AXLE_KERNELS_QU8_REQUANT_AVX2_H_
 
 #include <immintrin.h>
+#include <string.h>
 
 #include "requant.h"
 
@@ -74,6 +75,17 @@ AXLE_AVX2_INLINE __m256i axle_qu8_narrow2x16(__m256i a0, __m256i a1, __m256i b0,
   const __m256i u8 = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(sa, sb),
                                                  _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
   return _mm256_min_epu8(_mm256_max_epu8(u8, r->lo), r->hi);
+}
+
+/* The first nr (<= 16) bytes of v to y. */
+AXLE_AVX2_INLINE void axle_qu8_store16(__m128i v, size_t nr, uint8_t* y) {
+  if (nr == 16) {
+    _mm_storeu_si128((__m128i*)y, v);
+  } else {
+    uint8_t tmp[16];
+    _mm_storeu_si128((__m128i*)tmp, v);
+    memcpy(y, tmp, nr);
+  }
 }
 
 #endif /* AXLE_KERNELS_QU8_REQUANT_AVX2_H_ */

@@ -306,8 +306,9 @@ def build_stem_chain():
 
 
 def dispatch_level():
-    """The ISA level the kernels dispatch at here: 0 scalar, 1 AVX2 + FMA, 2
-    AVX-512 (what the CPU has, capped by AXLE_KERNELS_ISA)."""
+    """The float kernels' ISA level here: 0 scalar, 1 AVX2 + FMA (with or
+    without AVX-VNNI, which only the int8 kernels use), 2 AVX-512 (what the
+    CPU has, capped by AXLE_KERNELS_ISA)."""
     try:
         with open("/proc/cpuinfo") as f:
             found = re.search(r"^flags\s*:(.*)$", f.read(), re.M)
@@ -315,7 +316,7 @@ def dispatch_level():
         found = None
     flags = set(found.group(1).split()) if found else set()
     level = 2 if "avx512f" in flags else 1 if {"avx2", "fma"} <= flags else 0
-    cap = {"scalar": 0, "avx2": 1}.get(os.environ.get("AXLE_KERNELS_ISA"), 2)
+    cap = {"scalar": 0, "avx2": 1, "avx2vnni": 1}.get(os.environ.get("AXLE_KERNELS_ISA"), 2)
     return min(level, cap)
 
 

@@ -514,44 +514,63 @@ static void qt_fill_terms(int fill, size_t k_groups, size_t rows, int32_t* terms
   }
 }
 
+/* Whether dispatch can run at exactly this level here (a CPU at
+ * AXLE_ISA_AVX512 may lack AVX-VNNI, so levels are not all nested). */
+static int qt_has_level(axle_isa_t level) {
+  const axle_isa_t prev = axle_kernels_set_isa(level);
+  const int has = axle_kernels_isa() == level;
+  axle_kernels_set_isa(prev);
+  return has;
+}
+
+/* The VNNI tiles (AVX-512 and AVX-VNNI) against the scalar one, bit for
+ * bit, on every row and column count and on the fills' extreme operands. */
 static void test_ukernel_c4_variants(void) {
-  if (!qt_avx512()) {
-    printf("\n  skipped: this CPU lacks AVX-512 VNNI (or AXLE_KERNELS_ISA caps it)\n");
-    CU_PASS("no AVX-512 VNNI on this machine: the VNNI micro-kernel cannot run");
-    return;
-  }
+  static const struct {
+    const char* name;
+    axle_isa_t level;
+    axle_qu8_gemm_c4_ukernel_fn fn;
+  } variants[] = {{"12x16c4 avx512 = scalar", AXLE_ISA_AVX512, axle_qu8_gemm_12x16c4__avx512},
+                  {"12x16c4 avxvnni = scalar", AXLE_ISA_AVX2_VNNI, axle_qu8_gemm_12x16c4__avxvnni}};
   enum { MR = AXLE_QU8_GEMM_C4_MR, NR = AXLE_QU8_GEMM_NR, LDY = 21 };
   static const size_t kqs[] = {0, 1, 2, 3, 7, 40, 129};
-  for (size_t ki = 0; ki < sizeof kqs / sizeof kqs[0]; ++ki) {
-    for (int fill = 0; fill < QT_C4_FILLS; ++fill) {
-      const size_t kq = kqs[ki];
-      int8_t* a = kt_scratch((kq + 1) * MR * 4);
-      uint8_t* b = kt_scratch((kq + 1) * NR * 4);
-      qt_fill_weights(fill, a, kq * MR * 4);
-      qt_fill_inputs(fill, b, kq * NR * 4);
-      int32_t terms[MR];
-      float scale[MR];
-      qt_fill_terms(fill, kq, MR, terms, scale);
-      const axle_qu8_requant_t rq = {scale, qt_int(0, 255), 3, 250};
-      for (size_t mr = 1; mr <= MR; ++mr) {
-        for (size_t nr = 1; nr <= NR; ++nr) {
-          uint8_t want[MR * LDY], got[MR * LDY];
-          memset(want, 7, sizeof want);
-          memset(got, 7, sizeof got);
-          axle_qu8_gemm_12x16c4__scalar(mr, nr, kq, a, b, terms, scale, &rq, want, LDY);
-          axle_qu8_gemm_12x16c4__avx512(mr, nr, kq, a, b, terms, scale, &rq, got, LDY);
-          if (memcmp(want, got, sizeof want) != 0) {
-            fprintf(stderr, "\nukernel c4 kq %zu fill %d mr %zu nr %zu differs\n", kq, fill, mr,
-                    nr);
-            CU_FAIL("12x16c4 avx512 = scalar");
+  for (size_t v = 0; v < sizeof variants / sizeof variants[0]; ++v) {
+    if (!qt_has_level(variants[v].level)) {
+      printf("\n  skipped %s: this CPU lacks its VNNI (or AXLE_KERNELS_ISA caps it)\n",
+             variants[v].name);
+      continue;
+    }
+    for (size_t ki = 0; ki < sizeof kqs / sizeof kqs[0]; ++ki) {
+      for (int fill = 0; fill < QT_C4_FILLS; ++fill) {
+        const size_t kq = kqs[ki];
+        int8_t* a = kt_scratch((kq + 1) * MR * 4);
+        uint8_t* b = kt_scratch((kq + 1) * NR * 4);
+        qt_fill_weights(fill, a, kq * MR * 4);
+        qt_fill_inputs(fill, b, kq * NR * 4);
+        int32_t terms[MR];
+        float scale[MR];
+        qt_fill_terms(fill, kq, MR, terms, scale);
+        const axle_qu8_requant_t rq = {scale, qt_int(0, 255), 3, 250};
+        for (size_t mr = 1; mr <= MR; ++mr) {
+          for (size_t nr = 1; nr <= NR; ++nr) {
+            uint8_t want[MR * LDY], got[MR * LDY];
+            memset(want, 7, sizeof want);
+            memset(got, 7, sizeof got);
+            axle_qu8_gemm_12x16c4__scalar(mr, nr, kq, a, b, terms, scale, &rq, want, LDY);
+            variants[v].fn(mr, nr, kq, a, b, terms, scale, &rq, got, LDY);
+            if (memcmp(want, got, sizeof want) != 0) {
+              fprintf(stderr, "\n%s: kq %zu fill %d mr %zu nr %zu differs\n", variants[v].name, kq,
+                      fill, mr, nr);
+              CU_FAIL(variants[v].name);
+            }
           }
         }
+        free(a);
+        free(b);
       }
-      free(a);
-      free(b);
     }
+    CU_PASS(variants[v].name);
   }
-  CU_PASS("12x16c4 avx512 = scalar");
 }
 
 /* The one-column tiles against their layout's scalar tile at nr = 1, on
@@ -1003,7 +1022,7 @@ int main(void) {
       {"pack_b avx2 = scalar", test_pack_b_variants},
       {"micro-kernel 6x16 avx2 = scalar", test_ukernel_variants},
       {"micro-kernel 12x16c4, by hand", test_ukernel_c4_by_hand},
-      {"micro-kernel 12x16c4 avx512 = scalar", test_ukernel_c4_variants},
+      {"VNNI micro-kernels 12x16c4 (avx512, avxvnni) = scalar", test_ukernel_c4_variants},
       {"one-column tiles (6x1, 12x1c4) = scalar at nr 1", test_ukernel_column_variants},
       {"im2col avx2 (stride-2 gather) = scalar", test_im2col_avx2},
       {"depthwise 3x3 planes, avx2 and avx512 = scalar", test_dwconv_plane_variants},
