@@ -234,8 +234,8 @@ void axle_qu8_gather_stride2__avx2(uint8_t* dst, const uint8_t* src, size_t coun
  * even, the extra tap 0), term its bias - x_zero_point * sum w, scale its
  * requantisation scale. tmp: per-worker scratch of
  * axle_qu8_dwconv_tmp_size(p) bytes, 64-byte aligned (the AVX2 variant
- * copies the plane, padded with x_zero_point, into it; the AVX-512 one
- * reads the plane in place and ignores tmp). The AVX2 and AVX-512 variants
+ * and AVX-VNNI ones copy the plane, padded with x_zero_point, into it;
+ * the AVX-512 one reads the plane in place and ignores tmp). The AVX2 and AVX-512 variants
  * take 2-D 3x3 kernels, dilation 1, stride 1 or 2 (the same shapes, so
  * one test decides for both). */
 size_t axle_qu8_dwconv_tmp_size(const axle_f32_conv_params_t* p);
@@ -253,6 +253,11 @@ void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p, const uint
                                      int32_t x_zero_point, const int16_t* w, int32_t term,
                                      float scale, const axle_qu8_requant_t* rq,
                                      uint8_t* y_plane, void* tmp);
+/* Needs AXLE_ISA_AVX2_VNNI exactly (the VEX vpdpbusd). */
+void axle_qu8_dwconv_plane_3x3__avxvnni(const axle_f32_conv_params_t* p, const uint8_t* x_plane,
+                                        int32_t x_zero_point, const int16_t* w, int32_t term,
+                                        float scale, const axle_qu8_requant_t* rq, uint8_t* y_plane,
+                                        void* tmp);
 /* Needs AXLE_ISA_AVX512 (which includes VNNI). */
 void axle_qu8_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t* p, const uint8_t* x_plane,
                                        int32_t x_zero_point, const int16_t* w, int32_t term,

@@ -301,8 +301,10 @@ static void dw_channel(const axle_qu8_conv_plan_t* plan, const unsigned char* pa
 static axle_qu8_dwconv_plane_fn dw_plane_fn(const axle_f32_conv_params_t* p) {
   if (axle_kernels_isa() < AXLE_ISA_AVX2_FMA || !axle_qu8_dwconv_3x3__avx2_supports(p))
     return axle_qu8_dwconv_plane__scalar;
-  return axle_kernels_isa() >= AXLE_ISA_AVX512 ? axle_qu8_dwconv_plane_3x3__avx512
-                                               : axle_qu8_dwconv_plane_3x3__avx2;
+  const axle_isa_t isa = axle_kernels_isa();
+  return isa >= AXLE_ISA_AVX512      ? axle_qu8_dwconv_plane_3x3__avx512
+         : isa == AXLE_ISA_AVX2_VNNI ? axle_qu8_dwconv_plane_3x3__avxvnni
+                                     : axle_qu8_dwconv_plane_3x3__avx2;
 }
 
 static void dw_task(void* arg, size_t task, uint32_t thread) {

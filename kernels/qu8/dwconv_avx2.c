@@ -24,10 +24,9 @@
  * outputs, paired for vpmaddwd with unpacklo/hi_epi16, which split the
  * outputs into {0..3, 8..11} and {4..7, 12..15} for the narrowing pack to
  * undo; the ninth tap pairs with a zero weight. */
-#include <string.h>
+#include "dwconv_avx2.h"
 
-#include "axle_kernels_qu8.h"
-#include "requant_avx2.h"
+#include <string.h>
 
 int axle_qu8_dwconv_3x3__avx2_supports(const axle_f32_conv_params_t* p) {
   return p->in[0] == 1 && p->out[0] == 1 && p->kernel[0] == 1 && p->kernel[1] == 3 &&
@@ -35,65 +34,10 @@ int axle_qu8_dwconv_3x3__avx2_supports(const axle_f32_conv_params_t* p) {
          p->stride[1] == p->stride[2] && (p->stride[1] == 1 || p->stride[1] == 2);
 }
 
-/* Scratch layout: the padded plane (row_len elements per row, int16 for
- * stride 1 and u8 for stride 2, then a margin for the last group's loads
- * and the rows' 16-wide stores), then for stride 1 the flat u8 result. */
-typedef struct dw_layout_t {
-  int64_t row_len, rows, plane_bytes, flat_groups;
-} dw_layout_t;
-
-static dw_layout_t dw_layout(const axle_f32_conv_params_t* p) {
-  dw_layout_t l;
-  const int64_t s = p->stride[2], oh = p->out[1], ow = p->out[2];
-  l.rows = (oh - 1) * s + 3;
-  l.row_len = s == 1 ? ow + 2 : 2 * ((ow + 15) / 16 * 16 + 16);
-  l.flat_groups = s == 1 ? (oh * l.row_len + 15) / 16 : 0;
-  l.plane_bytes = ((l.rows * l.row_len + 64) * (s == 1 ? 2 : 1) + 63) / 64 * 64;
-  return l;
-}
-
 size_t axle_qu8_dwconv_tmp_size(const axle_f32_conv_params_t* p) {
   if (!axle_qu8_dwconv_3x3__avx2_supports(p)) return 0;
-  const dw_layout_t l = dw_layout(p);
+  const dw_layout_t l = axle_qu8_dw_layout(p);
   return (size_t)(l.plane_bytes + l.flat_groups * 16 + 16);
-}
-
-/* 16 pixels to element `at` of a padded row, widened to int16 or not. */
-AXLE_AVX2_INLINE void store_px(void* d, int64_t at, __m128i v, int wide) {
-  if (wide)
-    _mm256_storeu_si256((__m256i*)((int16_t*)d + at), _mm256_cvtepu8_epi16(v));
-  else
-    _mm_storeu_si128((__m128i*)((uint8_t*)d + at), v);
-}
-
-/* Padded row: zero point everywhere, then the input's n bytes at element
- * dst0. Stores may run up to 15 elements past the row (into the next row,
- * written later, or the margin). src_end: the end of the readable input,
- * so a short tail can still be one 16-byte load, blended with the zero
- * point past n. */
-AXLE_AVX2_INLINE void pad_row(void* d, int64_t row_len, uint8_t zp, const uint8_t* src,
-                              const uint8_t* src_end, int64_t dst0, int64_t n, int wide) {
-  const __m128i zp8 = _mm_set1_epi8((char)zp);
-  for (int64_t c = 0; c < row_len; c += 16) store_px(d, c, zp8, wide);
-  if (!src) return;
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    store_px(d, dst0 + i, _mm_loadu_si128((const __m128i*)(src + i)), wide);
-  if (i == n) return;
-  if (src + i + 16 <= src_end) {
-    const __m128i keep =
-        _mm_cmpgt_epi8(_mm_set1_epi8((char)(n - i)),
-                       _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-    store_px(d, dst0 + i, _mm_blendv_epi8(zp8, _mm_loadu_si128((const __m128i*)(src + i)), keep),
-             wide);
-    return;
-  }
-  for (; i < n; ++i) {
-    if (wide)
-      ((int16_t*)d)[dst0 + i] = src[i];
-    else
-      ((uint8_t*)d)[dst0 + i] = src[i];
-  }
 }
 
 /* Stride 2: the nine taps of 16 consecutive outputs whose first window
@@ -126,19 +70,6 @@ AXLE_AVX2_INLINE __m128i group16(const uint8_t* x, int64_t row_bytes, const __m2
   return axle_qu8_narrow16(axle_qu8_scale8(lo, vs), axle_qu8_scale8(hi, vs), regs);
 }
 
-/* Stores 16 bytes at y, or only those before y_end: rows are written in
- * order, so bytes past a row's end land in rows written later, and only the
- * plane's end (another plane's data) must not be crossed. */
-AXLE_AVX2_INLINE void store16(__m128i v, uint8_t* y, const uint8_t* y_end) {
-  if (y + 16 <= y_end) {
-    _mm_storeu_si128((__m128i*)y, v);
-    return;
-  }
-  uint8_t last[16];
-  _mm_storeu_si128((__m128i*)last, v);
-  for (int64_t i = 0; i < y_end - y; ++i) y[i] = last[i];
-}
-
 AXLE_AVX2_INLINE __m256i load16(const int16_t* p) { return _mm256_loadu_si256((const __m256i*)p); }
 
 /* Weights as pairs: wa[ky] = (w[ky][0], w[ky][1]), wb[ky] = (w[ky][2], 0). */
@@ -164,20 +95,10 @@ AXLE_AVX2 void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p,
                                                const axle_qu8_requant_t* rq, uint8_t* y_plane,
                                                void* tmp) {
   const int64_t s = p->stride[2];
-  const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2];
-  const dw_layout_t l = dw_layout(p);
+  const int64_t oh = p->out[1], ow = p->out[2];
+  const dw_layout_t l = axle_qu8_dw_layout(p);
   const int wide = s == 1;
-  const int64_t pl = p->pad[2], dst0 = pl > 0 ? pl : 0, src0 = pl > 0 ? 0 : -pl;
-  int64_t n = iw - src0;
-  if (n > l.row_len - dst0) n = l.row_len - dst0;
-  for (int64_t r = 0; r < l.rows; ++r) {
-    const int64_t iy = r - p->pad[1];
-    pad_row((unsigned char*)tmp + r * l.row_len * (wide ? 2 : 1), l.row_len, (uint8_t)x_zero_point,
-            iy >= 0 && iy < ih && n > 0 ? x_plane + iy * iw + src0 : NULL, x_plane + ih * iw, dst0,
-            n, wide);
-  }
-  pad_row((unsigned char*)tmp + l.rows * l.row_len * (wide ? 2 : 1), 48, (uint8_t)x_zero_point,
-          NULL, NULL, 0, 0, wide);
+  axle_qu8_dw_pad_plane(p, x_plane, (uint8_t)x_zero_point, &l, wide, tmp);
   const axle_qu8_rq_regs_t regs = axle_qu8_rq_regs(rq);
   const __m256 vs = _mm256_set1_ps(scale);
   const __m256i vt = _mm256_set1_epi32(term);
@@ -192,8 +113,9 @@ AXLE_AVX2 void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p,
     const uint8_t* plane = tmp;
     for (int64_t oy = 0; oy < oh; ++oy)
       for (int64_t j = 0; j < ow; j += 16)
-        store16(group16(plane + oy * 2 * l.row_len + 2 * j, l.row_len, wp, vt, vs, &regs),
-                y_plane + oy * ow + j, y_end);
+        axle_qu8_dw_store16(
+            group16(plane + oy * 2 * l.row_len + 2 * j, l.row_len, wp, vt, vs, &regs),
+            y_plane + oy * ow + j, y_end);
     return;
   }
   dw_weights_t dw;
@@ -220,9 +142,5 @@ AXLE_AVX2 void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p,
                      _mm256_castsi256_si128(regs.hi));
     _mm_storeu_si128((__m128i*)(flat + g * 16), v);
   }
-  for (int64_t oy = 0; oy < oh; ++oy) {
-    const uint8_t* src = flat + oy * l.row_len;
-    for (int64_t j = 0; j < ow; j += 16)
-      store16(_mm_loadu_si128((const __m128i*)(src + j)), y_plane + oy * ow + j, y_end);
-  }
+  axle_qu8_dw_unflatten(flat, &l, oh, ow, y_plane);
 }

@@ -780,16 +780,21 @@ static void qt_dw_plane(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int
   uint8_t* want = kt_scratch(n_out + 64);
   uint8_t* got = kt_scratch(n_out + 64);
   axle_qu8_dwconv_plane__scalar(&p, x, zp, w, term, scale, &rq, want, tmp);
-  static const axle_qu8_dwconv_plane_fn variants[] = {axle_qu8_dwconv_plane_3x3__avx2,
-                                                      axle_qu8_dwconv_plane_3x3__avx512};
-  for (int v = 0; v < 2; ++v) {
-    if (!(v ? qt_avx512() : qt_avx2())) continue;
+  static const struct {
+    const char* name;
+    axle_isa_t level;
+    axle_qu8_dwconv_plane_fn fn;
+  } variants[] = {{"avx2", AXLE_ISA_AVX2_FMA, axle_qu8_dwconv_plane_3x3__avx2},
+                  {"avxvnni", AXLE_ISA_AVX2_VNNI, axle_qu8_dwconv_plane_3x3__avxvnni},
+                  {"avx512", AXLE_ISA_AVX512, axle_qu8_dwconv_plane_3x3__avx512}};
+  for (size_t v = 0; v < sizeof variants / sizeof variants[0]; ++v) {
+    if (!qt_has_level(variants[v].level)) continue;
     memset(got, 0xA5, n_out + 64);
-    variants[v](&p, x, zp, w, term, scale, &rq, got, tmp);
+    variants[v].fn(&p, x, zp, w, term, scale, &rq, got, tmp);
     char what[160];
     snprintf(what, sizeof what, "dwconv 3x3 %s, %lldx%lld stride %lld pad %lld/%lld fill %d",
-             v ? "avx512" : "avx2", (long long)ih, (long long)iw, (long long)stride,
-             (long long)pad, (long long)pad_end, fill);
+             variants[v].name, (long long)ih, (long long)iw, (long long)stride, (long long)pad,
+             (long long)pad_end, fill);
     if (qt_same(what, got, want, n_out + 64) == 0) break;
   }
   free(x);
@@ -1025,7 +1030,7 @@ int main(void) {
       {"VNNI micro-kernels 12x16c4 (avx512, avxvnni) = scalar", test_ukernel_c4_variants},
       {"one-column tiles (6x1, 12x1c4) = scalar at nr 1", test_ukernel_column_variants},
       {"im2col avx2 (stride-2 gather) = scalar", test_im2col_avx2},
-      {"depthwise 3x3 planes, avx2 and avx512 = scalar", test_dwconv_plane_variants},
+      {"depthwise 3x3 planes, avx2, avxvnni and avx512 = scalar", test_dwconv_plane_variants},
       {"expansion + depthwise pair = reference twice", test_conv_pair},
       {"add, every variant", test_add},
       {"add, half-even", test_add_ties_round_to_even},

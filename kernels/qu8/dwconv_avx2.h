@@ -1,0 +1,113 @@
+/* Internal to the kernels: the padded copy of a depthwise plane and the
+ * tail-safe store that the AVX2-family depthwise kernels share
+ * (dwconv_avx2.c, dwconv_avxvnni.c); axle_qu8_dwconv_tmp_size sizes the
+ * scratch for this layout. */
+#ifndef AXLE_KERNELS_QU8_DWCONV_AVX2_H_
+#define AXLE_KERNELS_QU8_DWCONV_AVX2_H_
+
+#include <stdint.h>
+
+#include "axle_kernels_qu8.h"
+#include "requant_avx2.h"
+
+/* Scratch layout: the padded plane (row_len elements per row, sized for
+ * int16 at stride 1, which only the AVX2 kernel widens, and u8 at stride 2;
+ * then a margin for the last group's loads and the rows' 16-wide stores),
+ * then for stride 1 the flat u8 result. */
+typedef struct dw_layout_t {
+  int64_t row_len, rows, plane_bytes, flat_groups;
+} dw_layout_t;
+
+static inline dw_layout_t axle_qu8_dw_layout(const axle_f32_conv_params_t* p) {
+  dw_layout_t l;
+  const int64_t s = p->stride[2], oh = p->out[1], ow = p->out[2];
+  l.rows = (oh - 1) * s + 3;
+  l.row_len = s == 1 ? ow + 2 : 2 * ((ow + 15) / 16 * 16 + 16);
+  l.flat_groups = s == 1 ? (oh * l.row_len + 15) / 16 : 0;
+  l.plane_bytes = ((l.rows * l.row_len + 64) * (s == 1 ? 2 : 1) + 63) / 64 * 64;
+  return l;
+}
+
+/* 16 pixels to element `at` of a padded row, widened to int16 or not. */
+AXLE_AVX2_INLINE void axle_qu8_dw_store_px(void* d, int64_t at, __m128i v, int wide) {
+  if (wide)
+    _mm256_storeu_si256((__m256i*)((int16_t*)d + at), _mm256_cvtepu8_epi16(v));
+  else
+    _mm_storeu_si128((__m128i*)((uint8_t*)d + at), v);
+}
+
+/* Padded row: zero point everywhere, then the input's n bytes at element
+ * dst0. Stores may run up to 15 elements past the row (into the next row,
+ * written later, or the margin). src_end: the end of the readable input,
+ * so a short tail can still be one 16-byte load, blended with the zero
+ * point past n. */
+AXLE_AVX2_INLINE void axle_qu8_dw_pad_row(void* d, int64_t row_len, uint8_t zp, const uint8_t* src,
+                                          const uint8_t* src_end, int64_t dst0, int64_t n,
+                                          int wide) {
+  const __m128i zp8 = _mm_set1_epi8((char)zp);
+  for (int64_t c = 0; c < row_len; c += 16) axle_qu8_dw_store_px(d, c, zp8, wide);
+  if (!src) return;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    axle_qu8_dw_store_px(d, dst0 + i, _mm_loadu_si128((const __m128i*)(src + i)), wide);
+  if (i == n) return;
+  if (src + i + 16 <= src_end) {
+    const __m128i keep =
+        _mm_cmpgt_epi8(_mm_set1_epi8((char)(n - i)),
+                       _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    axle_qu8_dw_store_px(
+        d, dst0 + i, _mm_blendv_epi8(zp8, _mm_loadu_si128((const __m128i*)(src + i)), keep), wide);
+    return;
+  }
+  for (; i < n; ++i) {
+    if (wide)
+      ((int16_t*)d)[dst0 + i] = src[i];
+    else
+      ((uint8_t*)d)[dst0 + i] = src[i];
+  }
+}
+
+/* Stores 16 bytes at y, or only those before y_end: rows are written in
+ * order, so bytes past a row's end land in rows written later, and only the
+ * plane's end (another plane's data) must not be crossed. */
+AXLE_AVX2_INLINE void axle_qu8_dw_store16(__m128i v, uint8_t* y, const uint8_t* y_end) {
+  if (y + 16 <= y_end) {
+    _mm_storeu_si128((__m128i*)y, v);
+    return;
+  }
+  uint8_t last[16];
+  _mm_storeu_si128((__m128i*)last, v);
+  for (int64_t i = 0; i < y_end - y; ++i) y[i] = last[i];
+}
+
+/* Copies the plane into tmp as the layout says, padded with the zero point
+ * (widened to int16 if wide), and fills the margin after it. */
+AXLE_AVX2_INLINE void axle_qu8_dw_pad_plane(const axle_f32_conv_params_t* p, const uint8_t* x_plane,
+                                            uint8_t zp, const dw_layout_t* l, int wide, void* tmp) {
+  const int64_t ih = p->in[1], iw = p->in[2], elem = wide ? 2 : 1;
+  const int64_t pl = p->pad[2], dst0 = pl > 0 ? pl : 0, src0 = pl > 0 ? 0 : -pl;
+  int64_t n = iw - src0;
+  if (n > l->row_len - dst0) n = l->row_len - dst0;
+  for (int64_t r = 0; r < l->rows; ++r) {
+    const int64_t iy = r - p->pad[1];
+    axle_qu8_dw_pad_row((unsigned char*)tmp + r * l->row_len * elem, l->row_len, zp,
+                        iy >= 0 && iy < ih && n > 0 ? x_plane + iy * iw + src0 : NULL,
+                        x_plane + ih * iw, dst0, n, wide);
+  }
+  axle_qu8_dw_pad_row((unsigned char*)tmp + l->rows * l->row_len * elem, 48, zp, NULL, NULL, 0, 0,
+                      wide);
+}
+
+/* Stride 1's flat result (output rows row_len apart, after the plane) to
+ * the output plane's rows. */
+AXLE_AVX2_INLINE void axle_qu8_dw_unflatten(const uint8_t* flat, const dw_layout_t* l, int64_t oh,
+                                            int64_t ow, uint8_t* y_plane) {
+  const uint8_t* y_end = y_plane + oh * ow;
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    const uint8_t* src = flat + oy * l->row_len;
+    for (int64_t j = 0; j < ow; j += 16)
+      axle_qu8_dw_store16(_mm_loadu_si128((const __m128i*)(src + j)), y_plane + oy * ow + j, y_end);
+  }
+}
+
+#endif /* AXLE_KERNELS_QU8_DWCONV_AVX2_H_ */
