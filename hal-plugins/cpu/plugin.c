@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "axle/hal.h"
+#include "axle_kernels.h"
 #include "cpu_chain.h"
 #include "cpu_fuse.h"
 #include "cpu_hugepage.h"
@@ -203,6 +204,21 @@ static uint64_t cpu_dtype_mask(void) {
   return mask;
 }
 
+/* The kernels dispatch picks on this CPU (under AXLE_KERNELS_ISA), so that
+ * `axle devices` says what will run. */
+static const char* cpu_kernels_description(void) {
+  switch (axle_kernels_isa()) {
+    case AXLE_ISA_AVX512:
+      return "Host CPU: AVX-512 kernels (fp32; int8 QDQ with AVX-512 VNNI)";
+    case AXLE_ISA_AVX2_VNNI:
+      return "Host CPU: AVX2/FMA kernels (fp32; int8 QDQ with AVX-VNNI)";
+    case AXLE_ISA_AVX2_FMA:
+      return "Host CPU: AVX2/FMA kernels (fp32; int8 QDQ with vpmaddwd)";
+    default:
+      return "Host CPU: portable scalar kernels (fp32, int8 QDQ)";
+  }
+}
+
 static int32_t cpu_device_info(axle_hal_plugin_state_t* state, uint32_t index,
                                axle_hal_device_info_t* info) {
   const axle_hal_host_t* host = state ? state->host : NULL;
@@ -217,8 +233,7 @@ static int32_t cpu_device_info(axle_hal_plugin_state_t* state, uint32_t index,
   memset(&full, 0, sizeof full);
   full.struct_size = info->struct_size;
   snprintf(full.name, sizeof full.name, "%s", "cpu");
-  snprintf(full.description, sizeof full.description, "%s",
-           "Host CPU (fp32 AVX2/FMA kernels with scalar fallback)");
+  snprintf(full.description, sizeof full.description, "%s", cpu_kernels_description());
   full.kind = AXLE_HAL_DEVICE_CPU;
   full.emulated = 0;
   full.memory_bytes = 0;

@@ -315,7 +315,8 @@ def dispatch_level():
     except OSError:
         found = None
     flags = set(found.group(1).split()) if found else set()
-    level = 2 if "avx512f" in flags else 1 if {"avx2", "fma"} <= flags else 0
+    avx512 = {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_vnni"}
+    level = 2 if avx512 <= flags else 1 if {"avx2", "fma"} <= flags else 0
     cap = {"scalar": 0, "avx2": 1, "avx2vnni": 1}.get(os.environ.get("AXLE_KERNELS_ISA"), 2)
     return min(level, cap)
 
@@ -722,6 +723,28 @@ def _device_names():
         if parts:
             names.add(parts[0])
     return names
+
+
+@needs_cli
+def test_cpu_device_names_its_kernels():
+    """`axle devices` says which kernels the CPU plugin dispatches to here,
+    and follows AXLE_KERNELS_ISA's caps."""
+    def cpu_row(cap):
+        proc = run_cli("devices", env={"AXLE_KERNELS_ISA": cap} if cap else None)
+        assert proc.returncode == 0, proc.stderr
+        rows = [line for line in proc.stdout.splitlines() if line.split()[:1] == ["cpu"]]
+        assert len(rows) == 1, proc.stdout
+        return rows[0]
+
+    assert "portable scalar kernels" in cpu_row("scalar")
+    level = dispatch_level()
+    if level >= 1:
+        assert "AVX2/FMA kernels (fp32; int8 QDQ with vpmaddwd)" in cpu_row("avx2")
+    best = cpu_row(None)
+    if level == 2:
+        assert "AVX-512 kernels" in best, best
+    elif level == 1:
+        assert "AVX2/FMA kernels" in best, best
 
 
 @needs_cli
