@@ -2,6 +2,9 @@
  * after that reads a cached value, so dispatch costs one load. */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
 
 #include "axle_kernels.h"
 
@@ -16,8 +19,12 @@ static int cpu_has(axle_isa_t isa) {
   switch (isa) {
     case AXLE_ISA_AVX2_FMA:
       return 1;
-    case AXLE_ISA_AVX2_VNNI:
-      return __builtin_cpu_supports("avxvnni") != 0;
+    case AXLE_ISA_AVX2_VNNI: {
+      /* CPUID.(7, 1):EAX bit 4; clang's __builtin_cpu_supports does not
+       * know "avxvnni" (its YMM state is the one AVX2 needs). */
+      unsigned a, b, c, d;
+      return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+    }
     case AXLE_ISA_AVX512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&

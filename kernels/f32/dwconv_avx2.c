@@ -32,15 +32,6 @@ AXLE_AVX2 static inline __m256i lanes_inside(int64_t c, int64_t width) {
                           _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), lane));
 }
 
-/* Eight floats at row + c; masked: the group may reach outside the row,
- * whose columns then read as 0 (a masked load reads nothing there). */
-AXLE_AVX2 static inline __m256 load8(const float* row, int64_t c, int64_t width, int masked) {
-  if (!masked || (c >= 0 && c + 8 <= width)) return _mm256_loadu_ps(row + c);
-  /* Through uintptr_t: row + c may lie before the row. */
-  const float* at = (const float*)((uintptr_t)row + (uintptr_t)(c * (int64_t)sizeof(float)));
-  return _mm256_maskload_ps(at, lanes_inside(c, width));
-}
-
 /* The first n (< 8) lanes of v to y: a masked store is microcoded and slow
  * on AMD cores, and every row of a plane whose width is not a multiple of 8
  * ends in one. */
