@@ -233,11 +233,11 @@ void axle_qu8_gather_stride2__avx2(uint8_t* dst, const uint8_t* src, size_t coun
  * channel's plane, w its kernel taps as int16 (kernel volume rounded up to
  * even, the extra tap 0), term its bias - x_zero_point * sum w, scale its
  * requantisation scale. tmp: per-worker scratch of
- * axle_qu8_dwconv_tmp_size(p) bytes, 64-byte aligned (the AVX2 variant
- * and AVX-VNNI ones copy the plane, padded with x_zero_point, into it;
- * the AVX-512 one reads the plane in place and ignores tmp). The AVX2 and AVX-512 variants
- * take 2-D 3x3 kernels, dilation 1, stride 1 or 2 (the same shapes, so
- * one test decides for both). */
+ * axle_qu8_dwconv_tmp_size(p) bytes, 64-byte aligned (the AVX2 and
+ * AVX-VNNI variants copy the plane, padded with x_zero_point, into it; the
+ * AVX-512 one reads the plane in place and ignores tmp). The AVX2, AVX-VNNI
+ * and AVX-512 variants take 2-D 3x3 kernels, dilation 1, stride 1 or 2 (the
+ * same shapes, so one test decides for all). */
 size_t axle_qu8_dwconv_tmp_size(const axle_f32_conv_params_t* p);
 int axle_qu8_dwconv_3x3__avx2_supports(const axle_f32_conv_params_t* p);
 typedef void (*axle_qu8_dwconv_plane_fn)(const axle_f32_conv_params_t* p,
