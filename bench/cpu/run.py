@@ -196,9 +196,12 @@ def build_layer_profiler(build, out_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.environ.get("BUILD", os.path.join(ROOT, "build")))
-    ap.add_argument("--runs", type=int, default=int(os.environ.get("AXLE_CPU_BENCH_RUNS", "30")))
+    # 60 runs in 6 rounds per model and thread count, as the figures in
+    # docs/cpu-performance.md are taken: more alternations spread the
+    # machine's slow moments over both runtimes (about a minute in all here).
+    ap.add_argument("--runs", type=int, default=int(os.environ.get("AXLE_CPU_BENCH_RUNS", "60")))
     ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--rounds", type=int, default=3, help="alternations of Axle and ORT")
+    ap.add_argument("--rounds", type=int, default=6, help="alternations of Axle and ORT")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--models", default=",".join(models.MODELS))
     ap.add_argument("--no-sgemm", action="store_true")
