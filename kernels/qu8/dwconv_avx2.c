@@ -40,6 +40,19 @@ size_t axle_qu8_dwconv_tmp_size(const axle_f32_conv_params_t* p) {
   return (size_t)(l.plane_bytes + l.flat_groups * 16 + 16);
 }
 
+/* Stride 1's flat result (output rows row_len apart, after the plane) to
+ * the output plane's rows. */
+AXLE_AVX2_INLINE void unflatten(const uint8_t* flat, const dw_layout_t* l, int64_t oh, int64_t ow,
+                                uint8_t* y_plane) {
+  const uint8_t* y_end = y_plane + oh * ow;
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    const uint8_t* src = flat + oy * l->row_len;
+    for (int64_t j = 0; j < ow; j += 16)
+      axle_qu8_dw_store(16, _mm_loadu_si128((const __m128i*)(src + j)), y_plane + oy * ow + j,
+                        y_end);
+  }
+}
+
 /* Stride 2: the nine taps of 16 consecutive outputs whose first window
  * starts at r0, as int16: a 32-byte load split into even (taps kx = 0, 2)
  * and odd (kx = 1) bytes. */
@@ -113,9 +126,9 @@ AXLE_AVX2 void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p,
     const uint8_t* plane = tmp;
     for (int64_t oy = 0; oy < oh; ++oy)
       for (int64_t j = 0; j < ow; j += 16)
-        axle_qu8_dw_store16(
-            group16(plane + oy * 2 * l.row_len + 2 * j, l.row_len, wp, vt, vs, &regs),
-            y_plane + oy * ow + j, y_end);
+        axle_qu8_dw_store(16,
+                          group16(plane + oy * 2 * l.row_len + 2 * j, l.row_len, wp, vt, vs, &regs),
+                          y_plane + oy * ow + j, y_end);
     return;
   }
   dw_weights_t dw;
@@ -142,5 +155,5 @@ AXLE_AVX2 void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p,
                      _mm256_castsi256_si128(regs.hi));
     _mm_storeu_si128((__m128i*)(flat + g * 16), v);
   }
-  axle_qu8_dw_unflatten(flat, &l, oh, ow, y_plane);
+  unflatten(flat, &l, oh, ow, y_plane);
 }

@@ -67,19 +67,6 @@ AXLE_AVX2_INLINE void axle_qu8_dw_pad_row(void* d, int64_t row_len, uint8_t zp, 
   }
 }
 
-/* Stores 16 bytes at y, or only those before y_end: rows are written in
- * order, so bytes past a row's end land in rows written later, and only the
- * plane's end (another plane's data) must not be crossed. */
-AXLE_AVX2_INLINE void axle_qu8_dw_store16(__m128i v, uint8_t* y, const uint8_t* y_end) {
-  if (y + 16 <= y_end) {
-    _mm_storeu_si128((__m128i*)y, v);
-    return;
-  }
-  uint8_t last[16];
-  _mm_storeu_si128((__m128i*)last, v);
-  for (int64_t i = 0; i < y_end - y; ++i) y[i] = last[i];
-}
-
 /* Copies the plane into tmp as the layout says, padded with the zero point
  * (widened to int16 if wide), and fills the margin after it. */
 AXLE_AVX2_INLINE void axle_qu8_dw_pad_plane(const axle_f32_conv_params_t* p, const uint8_t* x_plane,
@@ -98,16 +85,21 @@ AXLE_AVX2_INLINE void axle_qu8_dw_pad_plane(const axle_f32_conv_params_t* p, con
                       wide);
 }
 
-/* Stride 1's flat result (output rows row_len apart, after the plane) to
- * the output plane's rows. */
-AXLE_AVX2_INLINE void axle_qu8_dw_unflatten(const uint8_t* flat, const dw_layout_t* l, int64_t oh,
-                                            int64_t ow, uint8_t* y_plane) {
-  const uint8_t* y_end = y_plane + oh * ow;
-  for (int64_t oy = 0; oy < oh; ++oy) {
-    const uint8_t* src = flat + oy * l->row_len;
-    for (int64_t j = 0; j < ow; j += 16)
-      axle_qu8_dw_store16(_mm_loadu_si128((const __m128i*)(src + j)), y_plane + oy * ow + j, y_end);
+/* The first n (8 or 16) bytes of v at y, or only those before y_end: rows
+ * are written in order, so bytes past a row's end land in rows written
+ * later, and only the plane's end (another plane's data) must not be
+ * crossed. */
+AXLE_AVX2_INLINE void axle_qu8_dw_store(int n, __m128i v, uint8_t* y, const uint8_t* y_end) {
+  if (y + n <= y_end) {
+    if (n == 16)
+      _mm_storeu_si128((__m128i*)y, v);
+    else
+      _mm_storel_epi64((__m128i*)y, v);
+    return;
   }
+  uint8_t last[16];
+  _mm_storeu_si128((__m128i*)last, v);
+  for (int64_t i = 0; i < y_end - y; ++i) y[i] = last[i];
 }
 
 #endif /* AXLE_KERNELS_QU8_DWCONV_AVX2_H_ */
