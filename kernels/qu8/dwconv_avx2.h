@@ -89,17 +89,8 @@ AXLE_AVX2_INLINE void axle_qu8_dw_pad_plane(const axle_f32_conv_params_t* p, con
  * are written in order, so bytes past a row's end land in rows written
  * later, and only the plane's end (another plane's data) must not be
  * crossed. */
-AXLE_AVX2_INLINE void axle_qu8_dw_store(int n, __m128i v, uint8_t* y, const uint8_t* y_end) {
-  if (y + n <= y_end) {
-    if (n == 16)
-      _mm_storeu_si128((__m128i*)y, v);
-    else
-      _mm_storel_epi64((__m128i*)y, v);
-    return;
-  }
-  uint8_t last[16];
-  _mm_storeu_si128((__m128i*)last, v);
-  for (int64_t i = 0; i < y_end - y; ++i) y[i] = last[i];
+AXLE_AVX2_INLINE void axle_qu8_dw_store(int64_t n, __m128i v, uint8_t* y, const uint8_t* y_end) {
+  axle_qu8_store16(v, (size_t)(y_end - y < n ? y_end - y : n), y);
 }
 
 #endif /* AXLE_KERNELS_QU8_DWCONV_AVX2_H_ */

@@ -160,10 +160,7 @@ AXLE_AVX512 void axle_qu8_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t*
   const __m512i zp = _mm512_set1_epi8((char)x_zero_point);
   dw_rows_t rows = {x_plane, ih, iw, 0, 0, zp, triples(zp, dwords, bytes), dwords, bytes};
   __m512i wq[3];
-  for (int ky = 0; ky < 3; ++ky)
-    wq[ky] = _mm512_set1_epi32((int32_t)((uint32_t)(uint8_t)w[3 * ky] |
-                                         (uint32_t)(uint8_t)w[3 * ky + 1] << 8 |
-                                         (uint32_t)(uint8_t)w[3 * ky + 2] << 16));
+  for (int ky = 0; ky < 3; ++ky) wq[ky] = _mm512_set1_epi32(axle_qu8_dw_row_quad(w + 3 * ky));
   const __m512i vt = _mm512_set1_epi32(term);
   const __m512 vs = _mm512_set1_ps(scale);
   const int64_t span = window_bytes(s), y0 = -p->pad[1];

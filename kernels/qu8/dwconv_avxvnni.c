@@ -86,10 +86,7 @@ AXLE_AVXVNNI void axle_qu8_dwconv_plane_3x3__avxvnni(const axle_f32_conv_params_
              : _mm_setr_epi8(0, 1, 2, -128, 2, 3, 4, -128, 4, 5, 6, -128, 6, 7, 8, -128);
   const dw_gather_t g = {4 * s, _mm256_broadcastsi128_si256(lane)};
   __m256i wq[3];
-  for (int ky = 0; ky < 3; ++ky)
-    wq[ky] = _mm256_set1_epi32((int32_t)((uint32_t)(uint8_t)w[3 * ky] |
-                                         (uint32_t)(uint8_t)w[3 * ky + 1] << 8 |
-                                         (uint32_t)(uint8_t)w[3 * ky + 2] << 16));
+  for (int ky = 0; ky < 3; ++ky) wq[ky] = _mm256_set1_epi32(axle_qu8_dw_row_quad(w + 3 * ky));
   const axle_qu8_rq_regs_t regs = axle_qu8_rq_regs(rq);
   const __m256 vs = _mm256_set1_ps(scale);
   const __m256i vt = _mm256_set1_epi32(term);

@@ -1,6 +1,7 @@
 /* Internal to the kernels: the requantisation of the quantized contract
  * (axle_kernels_qu8.h) on one value, shared by every scalar variant so the
- * reference and the fast paths cannot drift apart. */
+ * reference and the fast paths cannot drift apart, and the scalar operand
+ * packing the vector variants share. */
 #ifndef AXLE_KERNELS_QU8_REQUANT_H_
 #define AXLE_KERNELS_QU8_REQUANT_H_
 
@@ -26,6 +27,14 @@ static inline uint8_t axle_qu8_round_clamp(float v, int32_t zero_point, uint8_t 
 
 static inline uint8_t axle_qu8_requant(int32_t acc, float scale, const axle_qu8_requant_t* rq) {
   return axle_qu8_round_clamp((float)acc * scale, rq->zero_point, rq->min, rq->max);
+}
+
+/* A 3x3 depthwise kernel row's taps w[0..2] as the s8 bytes of one int32,
+ * the fourth 0: the weight operand of vpdpbusd on a window's byte triple
+ * (the AVX-512 and AVX-VNNI depthwise kernels). */
+static inline int32_t axle_qu8_dw_row_quad(const int16_t* w) {
+  return (int32_t)((uint32_t)(uint8_t)w[0] | (uint32_t)(uint8_t)w[1] << 8 |
+                   (uint32_t)(uint8_t)w[2] << 16);
 }
 
 /* An int64 sum brought back to int32 modulo 2^32: packed terms may wrap

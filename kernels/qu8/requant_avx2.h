@@ -81,6 +81,8 @@ AXLE_AVX2_INLINE __m256i axle_qu8_narrow2x16(__m256i a0, __m256i a1, __m256i b0,
 AXLE_AVX2_INLINE void axle_qu8_store16(__m128i v, size_t nr, uint8_t* y) {
   if (nr == 16) {
     _mm_storeu_si128((__m128i*)y, v);
+  } else if (nr == 8) {
+    _mm_storel_epi64((__m128i*)y, v);
   } else {
     uint8_t tmp[16];
     _mm_storeu_si128((__m128i*)tmp, v);
