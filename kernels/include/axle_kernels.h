@@ -208,6 +208,24 @@ void axle_f32_gemm_6x16__avx512(size_t mr, size_t nr, size_t kc, const float* a,
 /* The micro-kernel for axle_kernels_isa(). */
 axle_f32_gemm_ukernel_fn axle_f32_gemm_ukernel(void);
 
+/* A row vector times packed B, the driver's path for M = 1 against
+ * pre-packed weights (a classifier at batch 1): y[0..n) = x[0..kb) * B
+ * (with accumulate, y += that), B being the ceil(n / NR) panels of one K
+ * block as axle_f32_gemm_pack_b lays them out (panel q at b + q * kb * NR,
+ * all NR columns readable; only n columns of y are written). The panels
+ * are read one after the other, a single sequential stream, which the
+ * hardware prefetchers follow at memory speed. K goes into four partial
+ * sums by p mod 4, each with fused multiply-adds, added as (s0 + s1) +
+ * (s2 + s3): every variant gives the scalar one's bits. */
+typedef void (*axle_f32_gemv_fn)(size_t kb, size_t n, const float* x, const float* b, float* y,
+                                 int accumulate);
+void axle_f32_gemv_1x16__scalar(size_t kb, size_t n, const float* x, const float* b, float* y,
+                                int accumulate);
+void axle_f32_gemv_1x16__avx2_fma(size_t kb, size_t n, const float* x, const float* b, float* y,
+                                  int accumulate);
+void axle_f32_gemv_1x16__avx512(size_t kb, size_t n, const float* x, const float* b, float* y,
+                                int accumulate);
+
 /* Packing. A [m x k] (A(i,p) = a[i*a_rs + p*a_cs]) becomes panels of MR
  * rows, each scaled by alpha; B [k x n] becomes panels of NR columns. Both
  * are blocked along K exactly as the driver walks it (axle_f32_gemm_kc):

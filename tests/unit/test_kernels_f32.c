@@ -150,6 +150,63 @@ static void test_ukernel_avx512(void) {
   ukernel_all(axle_f32_gemm_6x16__avx512, "avx512");
 }
 
+/* The row-vector kernels (the driver's M = 1 path): every variant gives the
+ * scalar one's bits, which match a double reference within rounding, on K
+ * lengths around the four-way split and column counts around the panels,
+ * storing and accumulating; columns past n stay untouched. */
+static void gemv_case(axle_f32_gemv_fn fn, const char* name, size_t kb, size_t n, int acc) {
+  const size_t panels = (n + NR - 1) / NR, width = panels * NR + 3;
+  float* x = kt_array(kb);
+  float* b = kt_array(kb * panels * NR);
+  float* y = kt_array(width);
+  float* ref = malloc(width * sizeof(float));
+  float* want = malloc(width * sizeof(float));
+  memcpy(ref, y, width * sizeof(float));
+  memcpy(want, y, width * sizeof(float));
+  for (size_t j = 0; j < n; ++j) {
+    double v = acc ? want[j] : 0.0;
+    for (size_t p = 0; p < kb; ++p) v += (double)x[p] * b[(j / NR) * kb * NR + p * NR + j % NR];
+    want[j] = (float)v;
+  }
+  axle_f32_gemv_1x16__scalar(kb, n, x, b, ref, acc);
+  fn(kb, n, x, b, y, acc);
+  char what[120];
+  snprintf(what, sizeof what, "gemv %s kb=%zu n=%zu acc=%d", name, kb, n, acc);
+  kt_close(what, ref, want, width, 1e-5, 1e-6 * (double)(kb + 4));
+  strncat(what, " vs scalar", sizeof what - strlen(what) - 1);
+  kt_close(what, y, ref, width, 0.0, 0.0);
+  free(x);
+  free(b);
+  free(y);
+  free(ref);
+  free(want);
+}
+
+static void test_gemv_variants(void) {
+  static const size_t kbs[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 255, 256};
+  static const size_t ns[] = {1, 15, 16, 17, 33, 1000};
+  const struct {
+    axle_f32_gemv_fn fn;
+    const char* name;
+    int (*usable)(void);
+  } variants[] = {{axle_f32_gemv_1x16__scalar, "scalar", NULL},
+                  {axle_f32_gemv_1x16__avx2_fma, "avx2_fma", have_avx2},
+                  {axle_f32_gemv_1x16__avx512, "avx512", have_avx512}};
+  for (size_t v = 0; v < sizeof variants / sizeof variants[0]; ++v) {
+    if (variants[v].usable && !variants[v].usable()) {
+      char why[120];
+      snprintf(why, sizeof why, "gemv %s: not on this machine (or AXLE_KERNELS_ISA caps it)",
+               variants[v].name);
+      kt_skip(why);
+      continue;
+    }
+    for (size_t k = 0; k < sizeof kbs / sizeof kbs[0]; ++k)
+      for (size_t j = 0; j < sizeof ns / sizeof ns[0]; ++j)
+        for (int acc = 0; acc <= 1; ++acc)
+          gemv_case(variants[v].fn, variants[v].name, kbs[k], ns[j], acc);
+  }
+}
+
 /* The tiles of a column taking shares of the next panels' prefetches
  * (AXLE_F32_GEMM_PREFETCH_SHARE) between them fetch every row a K loop
  * covers once, whatever the loop's length and rows per step; without a
@@ -425,9 +482,10 @@ static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, in
 static void driver_shapes(uint32_t threads) {
   /* K up to 900: four blocks of 225. 5000 columns: five column chunks,
    * rounded up to a multiple of the threads. */
-  static const size_t shapes[][3] = {{1, 1, 1},   {1, 1000, 64}, {7, 5, 0},    {6, 16, 3},
-                                     {13, 33, 65}, {5, 17, 300},  {49, 70, 530}, {150, 40, 20},
-                                     {2, 1100, 9}, {300, 3, 17},  {20, 50, 900}, {7, 5000, 20}};
+  static const size_t shapes[][3] = {{1, 1, 1},    {1, 1000, 64},   {7, 5, 0},     {6, 16, 3},
+                                     {13, 33, 65}, {5, 17, 300},    {49, 70, 530}, {150, 40, 20},
+                                     {2, 1100, 9}, {300, 3, 17},    {20, 50, 900}, {7, 5000, 20},
+                                     {1, 45, 600}, {1, 1000, 1280}, {1, 20, 0}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
     for (int af = 0; af < FORM_COUNT; ++af)
       for (int bf = 0; bf < FORM_BLOCKED; ++bf)
@@ -1200,6 +1258,7 @@ int main(void) {
       {"micro-kernel 6x16 avx512", test_ukernel_avx512},
       {"NaN through the clamp", test_ukernel_nan_passes},
       {"prefetch shares cover the next panels once", test_prefetch_shares},
+      {"row-vector kernels avx2/avx512 = scalar", test_gemv_variants},
       {"pack_a avx2 = scalar", test_pack_a_variants},
       {"pack_b avx2 = scalar", test_pack_b_variants},
       {"driver, serial", test_driver_serial},
