@@ -22,7 +22,8 @@
  * chunks, B across row chunks) is packed once instead, up front and in
  * parallel, into shared scratch: an im2col-generated B costs far more to
  * produce than to read. With few rows of A, B is not packed at all but read
- * in place (b_direct). */
+ * in place (b_direct); a single row against pre-packed B takes the
+ * row-vector kernels instead of tiles (gemv_applies). */
 #include <string.h>
 
 #include "axle_kernels.h"
