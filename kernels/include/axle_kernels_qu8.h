@@ -253,6 +253,22 @@ void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p, const uint
                                      int32_t x_zero_point, const int16_t* w, int32_t term,
                                      float scale, const axle_qu8_requant_t* rq,
                                      uint8_t* y_plane, void* tmp);
+/* Up to 16 output planes at once (channels 1..16, consecutive, depthwise
+ * multiplier 1), for small planes: x is the first channel's input plane and
+ * the others follow it (in[1] * in[2] bytes apart), y likewise for the
+ * output planes. Channel c's taps (as for the plane kernels) are at w + c *
+ * w_stride (w 4-byte aligned, w_stride even), its term at terms + c *
+ * term_stride, its scale at scales[c]. Results are those of the plane
+ * kernels. tmp: axle_qu8_dwconv16_tmp_size(p) bytes. Shapes: those of
+ * axle_qu8_dwconv_3x3__avx2_supports with non-negative padding and 16 to
+ * AXLE_QU8_DWCONV16_MAX_PIXELS pixels a plane (0 bytes otherwise). */
+#define AXLE_QU8_DWCONV16_MAX_PIXELS 256
+int axle_qu8_dwconv16_3x3__avx2_supports(const axle_f32_conv_params_t* p);
+size_t axle_qu8_dwconv16_tmp_size(const axle_f32_conv_params_t* p);
+void axle_qu8_dwconv16_3x3__avx2(const axle_f32_conv_params_t* p, const uint8_t* x, size_t channels,
+                                 int32_t x_zero_point, const int16_t* w, size_t w_stride,
+                                 const int32_t* terms, size_t term_stride, const float* scales,
+                                 const axle_qu8_requant_t* rq, uint8_t* y, void* tmp);
 /* Needs AXLE_ISA_AVX2_VNNI exactly (the VEX vpdpbusd). */
 void axle_qu8_dwconv_plane_3x3__avxvnni(const axle_f32_conv_params_t* p, const uint8_t* x_plane,
                                         int32_t x_zero_point, const int16_t* w, int32_t term,

@@ -131,12 +131,18 @@ static size_t im2col_strips(const axle_qu8_conv_plan_t* plan) {
  * (one 128-byte prefetch pair) and the 1x1 16 -> 96 layer at 112x112 ran
  * no faster on 2 threads than on 1 (Sapphire Rapids; with the gap: 1.13x,
  * and the QDQ MobileNetV2's layers 2.45 -> 2.2-2.3 ms at 2 threads). */
+/* The larger of the two depthwise layouts (per plane, 16 channels a call). */
+static size_t dw_tmp_bytes(const axle_f32_conv_params_t* p) {
+  const size_t plane = axle_qu8_dwconv_tmp_size(p), group = axle_qu8_dwconv16_tmp_size(p);
+  return plane > group ? plane : group;
+}
+
 static size_t worker_bytes(const axle_qu8_conv_plan_t* plan) {
-  const size_t bytes =
-      plan->algo == AXLE_QU8_CONV_DEPTHWISE
-          ? axle_qu8_dwconv_tmp_size(&plan->p)
-          : strip_bytes(plan) +
-                (plan->algo == AXLE_QU8_CONV_IM2COL ? round64(plan->k * NR * im2col_strips(plan)) : 0);
+  const size_t bytes = plan->algo == AXLE_QU8_CONV_DEPTHWISE
+                           ? dw_tmp_bytes(&plan->p)
+                           : strip_bytes(plan) + (plan->algo == AXLE_QU8_CONV_IM2COL
+                                                      ? round64(plan->k * NR * im2col_strips(plan))
+                                                      : 0);
   return (bytes + 127) / 128 * 128 + 128;
 }
 
@@ -286,6 +292,7 @@ typedef struct dw_run_t {
   unsigned char* scratch;
   size_t planes, planes_per_task;
   axle_qu8_dwconv_plane_fn plane_fn;
+  int group16; /* 16 channels a call (axle_qu8_dwconv16_3x3__avx2) */
 } dw_run_t;
 
 /* Output channel oc's taps and term in a depthwise plan's packed weights. */
@@ -307,6 +314,14 @@ static axle_qu8_dwconv_plane_fn dw_plane_fn(const axle_f32_conv_params_t* p) {
                                      : axle_qu8_dwconv_plane_3x3__avx2;
 }
 
+/* Whether a depthwise plan's small planes go 16 channels a call: at the
+ * plain AVX2 level, whose per-plane kernel costs most on them (with VNNI
+ * the plane kernels are kept). */
+static int dw_group16(const axle_qu8_conv_plan_t* plan) {
+  return axle_kernels_isa() == AXLE_ISA_AVX2_FMA && plan->m == 1 &&
+         axle_qu8_dwconv16_3x3__avx2_supports(&plan->p);
+}
+
 static void dw_task(void* arg, size_t task, uint32_t thread) {
   const dw_run_t* r = arg;
   const axle_qu8_conv_plan_t* plan = r->plan;
@@ -314,12 +329,30 @@ static void dw_task(void* arg, size_t task, uint32_t thread) {
   const size_t in_vol = (size_t)volume(p->in), out_vol = plan->n, mult = plan->m;
   const size_t channels = (size_t)p->out_channels;
   void* tmp = r->scratch + (size_t)thread * worker_bytes(plan);
-  const size_t begin = task * r->planes_per_task;
+  size_t begin = task * r->planes_per_task;
   const size_t end =
       begin + r->planes_per_task < r->planes ? begin + r->planes_per_task : r->planes;
   /* Small planes (7x7) cost little more than this bookkeeping, so the
    * divisions happen once per task and the loop only counts. */
   size_t oc = begin % channels, image = begin / channels;
+  while (r->group16 && begin < end) {
+    /* Up to 16 channels of one image; depthwise multiplier 1. */
+    size_t count = end - begin < 16 ? end - begin : 16;
+    if (count > channels - oc) count = channels - oc;
+    const int16_t* w;
+    int32_t term;
+    dw_channel(plan, r->packed, oc, &w, &term);
+    axle_qu8_dwconv16_3x3__avx2(
+        p, r->x + (image * channels + oc) * in_vol, count, plan->x_zero_point, w,
+        group_bytes(plan) / sizeof(int16_t), (const int32_t*)(r->packed + oc * group_bytes(plan)),
+        group_bytes(plan) / sizeof(int32_t), r->rq->scale + oc, r->rq, r->y + begin * out_vol, tmp);
+    begin += count;
+    oc += count;
+    if (oc == channels) {
+      oc = 0;
+      ++image;
+    }
+  }
   for (size_t plane = begin; plane < end; ++plane) {
     const int16_t* w;
     int32_t term;
@@ -354,11 +387,14 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
                   .y = y,
                   .scratch = scratch,
                   .planes = (size_t)(p->batch * p->out_channels),
-                  .plane_fn = dw_plane_fn(p)};
+                  .plane_fn = dw_plane_fn(p),
+                  .group16 = dw_group16(plan)};
     /* About 8 tasks per thread: planes differ little in cost, and fewer
-     * tasks would leave a thread idle when the other is preempted. */
+     * tasks would leave a thread idle when the other is preempted. Whole
+     * groups of 16 channels where the planes go 16 a call. */
     const size_t tasks = threads > 1 ? (size_t)threads * 8 : 1;
     r.planes_per_task = (r.planes + tasks - 1) / tasks;
+    if (r.group16) r.planes_per_task = (r.planes_per_task + 15) / 16 * 16;
     axle_parallel_run(par, (r.planes + r.planes_per_task - 1) / r.planes_per_task, dw_task, &r);
     return;
   }

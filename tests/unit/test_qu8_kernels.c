@@ -311,6 +311,30 @@ static const qt_conv_case_t qt_cases[] = {
      QT_1,
      {0, 2, 2},
      {0, 2, 2}},
+    /* 16 channels a call at the AVX2 level: a partial last group, groups
+     * that stop at an image's end (batch 2), stride 2 onto 7x7. */
+    {"depthwise 3x3 s1 21 ch 9x11",
+     2,
+     21,
+     21,
+     21,
+     {1, 9, 11},
+     {1, 3, 3},
+     QT_1,
+     QT_1,
+     {0, 1, 1},
+     {0, 1, 1}},
+    {"depthwise 3x3 s2 35 ch 14x14",
+     1,
+     35,
+     35,
+     35,
+     {1, 14, 14},
+     {1, 3, 3},
+     {1, 2, 2},
+     QT_1,
+     {0, 0, 0},
+     {0, 1, 1}},
     {"depthwise multiplier 2", 1, 3, 3, 6, {1, 9, 10}, {1, 3, 3}, QT_1, QT_1, {0, 1, 1}, {0, 1, 1}},
     {"depthwise 5x5 s2", 1, 4, 4, 4, {1, 11, 12}, {1, 5, 5}, {1, 2, 2}, QT_1, {0, 2, 2}, {0, 2, 2}},
     {"depthwise 3x3 dilation 2",
@@ -823,6 +847,96 @@ static void test_dwconv_plane_variants(void) {
   qt_dw_plane(57, 113, 2, 0, 1, QT_RANDOM);
 }
 
+/* The 16-channel kernel on `channels` planes of ih x iw (contiguous, the
+ * input allocated to its exact size), weights and terms strided as in a
+ * packed plan, against the scalar plane kernel channel by channel, with a
+ * canary after the last output plane. */
+static void qt_dw16(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int64_t pad_end,
+                    size_t channels, int fill) {
+  axle_f32_conv_params_t p;
+  memset(&p, 0, sizeof p);
+  p.batch = 1;
+  p.groups = p.in_channels = p.out_channels = 1;
+  const int64_t in[3] = {1, ih, iw}, kernel[3] = {1, 3, 3};
+  for (int d = 0; d < 3; ++d) {
+    p.in[d] = in[d];
+    p.kernel[d] = kernel[d];
+    p.stride[d] = d ? stride : 1;
+    p.dilation[d] = 1;
+    p.pad[d] = d ? pad : 0;
+    p.out[d] = (in[d] + (d ? pad + pad_end : 0) - kernel[d]) / p.stride[d] + 1;
+  }
+  if (p.out[1] < 1 || p.out[2] < 1 || !axle_qu8_dwconv16_3x3__avx2_supports(&p)) return;
+  enum { W_STRIDE = 12, T_STRIDE = 3 };
+  const size_t n_in = (size_t)(ih * iw), n_out = (size_t)(p.out[1] * p.out[2]);
+  const int32_t zp = fill == QT_RANDOM ? qt_int(0, 255) : fill == QT_X_MIN_W_MAX ? 255 : 0;
+  uint8_t* x = malloc(n_in * channels);
+  for (size_t i = 0; i < n_in * channels; ++i)
+    x[i] = (uint8_t)(fill == QT_RANDOM ? qt_int(0, 255) : fill == QT_X_MIN_W_MAX ? 0 : 255);
+  int16_t* w = calloc(channels * W_STRIDE, sizeof(int16_t));
+  int32_t* terms = calloc(channels * T_STRIDE, sizeof(int32_t));
+  float* scales = malloc(channels * sizeof(float));
+  for (size_t c = 0; c < channels; ++c) {
+    int64_t sum = 0;
+    for (int t = 0; t < 9; ++t) {
+      w[c * W_STRIDE + t] = (int16_t)(fill == QT_RANDOM        ? qt_int(-128, 127)
+                                      : fill == QT_X_MAX_W_MIN ? -128
+                                                               : 127);
+      sum += w[c * W_STRIDE + t];
+    }
+    terms[c * T_STRIDE] = (fill == QT_RANDOM ? qt_int(-20000, 20000) : 0) - zp * (int32_t)sum;
+    scales[c] =
+        fill == QT_RANDOM ? 1.0f / (float)qt_int(20, 400) : 100.0f / (9.0f * 255.0f * 128.0f);
+  }
+  const axle_qu8_requant_t rq = {scales, fill == QT_RANDOM ? qt_int(0, 255) : 128,
+                                 (uint8_t)(fill == QT_RANDOM ? qt_int(0, 20) : 0),
+                                 (uint8_t)(fill == QT_RANDOM ? qt_int(235, 255) : 255)};
+  void* tmp = kt_scratch(axle_qu8_dwconv_tmp_size(&p) + axle_qu8_dwconv16_tmp_size(&p));
+  uint8_t* want = kt_scratch(n_out * channels + 64);
+  uint8_t* got = kt_scratch(n_out * channels + 64);
+  for (size_t c = 0; c < channels; ++c)
+    axle_qu8_dwconv_plane__scalar(&p, x + c * n_in, zp, w + c * W_STRIDE, terms[c * T_STRIDE],
+                                  scales[c], &rq, want + c * n_out, tmp);
+  axle_qu8_dwconv16_3x3__avx2(&p, x, channels, zp, w, W_STRIDE, terms, T_STRIDE, scales, &rq, got,
+                              tmp);
+  char what[160];
+  snprintf(what, sizeof what, "dwconv16 3x3, %zu ch %lldx%lld stride %lld pad %lld/%lld fill %d",
+           channels, (long long)ih, (long long)iw, (long long)stride, (long long)pad,
+           (long long)pad_end, fill);
+  qt_same(what, got, want, n_out * channels + 64);
+  free(x);
+  free(w);
+  free(terms);
+  free(scales);
+  free(tmp);
+  free(want);
+  free(got);
+}
+
+static void test_dwconv16_variants(void) {
+  if (!qt_avx2()) {
+    CU_PASS("no AVX2 on this machine: the 16-channel depthwise kernel cannot run");
+    return;
+  }
+  /* (1, 0) leaves input columns past the last window, next to padding. */
+  static const int64_t pads[][2] = {{1, 1}, {0, 0}, {0, 1}, {2, 2}, {1, 0}};
+  static const size_t counts[] = {1, 5, 15, 16};
+  for (int64_t ih = 3; ih <= 20; ++ih)
+    for (int64_t iw = 3; iw <= 20; ++iw)
+      for (int64_t stride = 1; stride <= 2; ++stride)
+        for (int pi = 0; pi < 5; ++pi)
+          qt_dw16(ih, iw, stride, pads[pi][0], pads[pi][1], counts[(ih + iw + pi) % 4], QT_RANDOM);
+  for (int fill = QT_X_MAX_W_MIN; fill <= QT_X_MAX_W_MAX; ++fill) {
+    qt_dw16(7, 7, 1, 1, 1, 16, fill);
+    qt_dw16(14, 14, 2, 0, 1, 16, fill);
+  }
+  /* MobileNetV2's shapes, and the largest plane taken. */
+  qt_dw16(14, 14, 1, 1, 1, 16, QT_RANDOM);
+  qt_dw16(7, 7, 1, 1, 1, 16, QT_RANDOM);
+  qt_dw16(16, 16, 1, 1, 1, 16, QT_RANDOM);
+  qt_dw16(32, 32, 2, 1, 1, 3, QT_RANDOM);
+}
+
 /* ---- expansion + depthwise pairs ----------------------------------------- */
 
 /* A pointwise convolution cin -> cout on an h x w map and a 3x3 depthwise
@@ -1031,6 +1145,7 @@ int main(void) {
       {"one-column tiles (6x1, 12x1c4) = scalar at nr 1", test_ukernel_column_variants},
       {"im2col avx2 (stride-2 gather) = scalar", test_im2col_avx2},
       {"depthwise 3x3 planes, avx2, avxvnni and avx512 = scalar", test_dwconv_plane_variants},
+      {"depthwise 3x3, 16 channels a call (avx2) = scalar", test_dwconv16_variants},
       {"expansion + depthwise pair = reference twice", test_conv_pair},
       {"add, every variant", test_add},
       {"add, half-even", test_add_ties_round_to_even},
