@@ -760,32 +760,36 @@ static void test_ukernel_c4_by_hand(void) {
 
 /* ---- depthwise plane kernels ------------------------------------------- */
 
-/* One plane of every 3x3 depthwise variant against the scalar one, bit for
- * bit, with a canary after the plane (tail stores must stop at its end).
- * The input is allocated to its exact size, so the sanitizer build sees a
- * read past it. */
-static void qt_dw_plane(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int64_t pad_end,
-                        int fill) {
-  axle_f32_conv_params_t p;
-  memset(&p, 0, sizeof p);
-  p.batch = 1;
-  p.groups = p.in_channels = p.out_channels = 1;
+/* The pieces of a 3x3 depthwise case on one channel, shared by the plane
+ * and 16-channel checks: its geometry (0 when it has no output), and for a
+ * fill (QT_RANDOM or an extreme) the zero point, input bytes, taps with
+ * their term and scale, and the requantisation. */
+static int qt_dw_params(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int64_t pad_end,
+                        axle_f32_conv_params_t* p) {
+  memset(p, 0, sizeof *p);
+  p->batch = 1;
+  p->groups = p->in_channels = p->out_channels = 1;
   const int64_t in[3] = {1, ih, iw}, kernel[3] = {1, 3, 3};
   for (int d = 0; d < 3; ++d) {
-    p.in[d] = in[d];
-    p.kernel[d] = kernel[d];
-    p.stride[d] = d ? stride : 1;
-    p.dilation[d] = 1;
-    p.pad[d] = d ? pad : 0;
-    p.out[d] = (in[d] + (d ? pad + pad_end : 0) - kernel[d]) / p.stride[d] + 1;
+    p->in[d] = in[d];
+    p->kernel[d] = kernel[d];
+    p->stride[d] = d ? stride : 1;
+    p->dilation[d] = 1;
+    p->pad[d] = d ? pad : 0;
+    p->out[d] = (in[d] + (d ? pad + pad_end : 0) - kernel[d]) / p->stride[d] + 1;
   }
-  if (p.out[1] < 1 || p.out[2] < 1) return;
-  const size_t n_in = (size_t)(ih * iw), n_out = (size_t)(p.out[1] * p.out[2]);
-  const int32_t zp = fill == QT_RANDOM ? qt_int(0, 255) : fill == QT_X_MIN_W_MAX ? 255 : 0;
-  uint8_t* x = malloc(n_in);
-  for (size_t i = 0; i < n_in; ++i)
-    x[i] = (uint8_t)(fill == QT_RANDOM ? qt_int(0, 255) : fill == QT_X_MIN_W_MAX ? 0 : 255);
-  int16_t w[10] = {0};
+  return p->out[1] >= 1 && p->out[2] >= 1;
+}
+
+static int32_t qt_dw_zero_point(int fill) {
+  return fill == QT_RANDOM ? qt_int(0, 255) : fill == QT_X_MIN_W_MAX ? 255 : 0;
+}
+
+static uint8_t qt_dw_byte(int fill) {
+  return (uint8_t)(fill == QT_RANDOM ? qt_int(0, 255) : fill == QT_X_MIN_W_MAX ? 0 : 255);
+}
+
+static void qt_dw_channel(int fill, int32_t zp, int16_t* w, int32_t* term, float* scale) {
   int64_t sum = 0;
   for (int t = 0; t < 9; ++t) {
     w[t] = (int16_t)(fill == QT_RANDOM        ? qt_int(-128, 127)
@@ -793,13 +797,35 @@ static void qt_dw_plane(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int
                                               : 127);
     sum += w[t];
   }
-  const int32_t term = (fill == QT_RANDOM ? qt_int(-20000, 20000) : 0) - zp * (int32_t)sum;
-  const float scale = fill == QT_RANDOM ? 1.0f / (float)qt_int(20, 400)
-                                        : 100.0f / (9.0f * 255.0f * 128.0f);
-  const float scales[1] = {scale};
+  *term = (fill == QT_RANDOM ? qt_int(-20000, 20000) : 0) - zp * (int32_t)sum;
+  *scale = fill == QT_RANDOM ? 1.0f / (float)qt_int(20, 400) : 100.0f / (9.0f * 255.0f * 128.0f);
+}
+
+static axle_qu8_requant_t qt_dw_requant(int fill, const float* scales) {
   const axle_qu8_requant_t rq = {scales, fill == QT_RANDOM ? qt_int(0, 255) : 128,
                                  (uint8_t)(fill == QT_RANDOM ? qt_int(0, 20) : 0),
                                  (uint8_t)(fill == QT_RANDOM ? qt_int(235, 255) : 255)};
+  return rq;
+}
+
+/* One plane of every 3x3 depthwise variant against the scalar one, bit for
+ * bit, with a canary after the plane (tail stores must stop at its end).
+ * The input is allocated to its exact size, so the sanitizer build sees a
+ * read past it. */
+static void qt_dw_plane(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int64_t pad_end,
+                        int fill) {
+  axle_f32_conv_params_t p;
+  if (!qt_dw_params(ih, iw, stride, pad, pad_end, &p)) return;
+  const size_t n_in = (size_t)(ih * iw), n_out = (size_t)(p.out[1] * p.out[2]);
+  const int32_t zp = qt_dw_zero_point(fill);
+  uint8_t* x = malloc(n_in);
+  for (size_t i = 0; i < n_in; ++i) x[i] = qt_dw_byte(fill);
+  int16_t w[10] = {0};
+  int32_t term;
+  float scale;
+  qt_dw_channel(fill, zp, w, &term, &scale);
+  const float scales[1] = {scale};
+  const axle_qu8_requant_t rq = qt_dw_requant(fill, scales);
   void* tmp = kt_scratch(axle_qu8_dwconv_tmp_size(&p));
   uint8_t* want = kt_scratch(n_out + 64);
   uint8_t* got = kt_scratch(n_out + 64);
@@ -854,43 +880,19 @@ static void test_dwconv_plane_variants(void) {
 static void qt_dw16(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int64_t pad_end,
                     size_t channels, int fill) {
   axle_f32_conv_params_t p;
-  memset(&p, 0, sizeof p);
-  p.batch = 1;
-  p.groups = p.in_channels = p.out_channels = 1;
-  const int64_t in[3] = {1, ih, iw}, kernel[3] = {1, 3, 3};
-  for (int d = 0; d < 3; ++d) {
-    p.in[d] = in[d];
-    p.kernel[d] = kernel[d];
-    p.stride[d] = d ? stride : 1;
-    p.dilation[d] = 1;
-    p.pad[d] = d ? pad : 0;
-    p.out[d] = (in[d] + (d ? pad + pad_end : 0) - kernel[d]) / p.stride[d] + 1;
-  }
-  if (p.out[1] < 1 || p.out[2] < 1 || !axle_qu8_dwconv16_3x3__avx2_supports(&p)) return;
+  if (!qt_dw_params(ih, iw, stride, pad, pad_end, &p) || !axle_qu8_dwconv16_3x3__avx2_supports(&p))
+    return;
   enum { W_STRIDE = 12, T_STRIDE = 3 };
   const size_t n_in = (size_t)(ih * iw), n_out = (size_t)(p.out[1] * p.out[2]);
-  const int32_t zp = fill == QT_RANDOM ? qt_int(0, 255) : fill == QT_X_MIN_W_MAX ? 255 : 0;
+  const int32_t zp = qt_dw_zero_point(fill);
   uint8_t* x = malloc(n_in * channels);
-  for (size_t i = 0; i < n_in * channels; ++i)
-    x[i] = (uint8_t)(fill == QT_RANDOM ? qt_int(0, 255) : fill == QT_X_MIN_W_MAX ? 0 : 255);
+  for (size_t i = 0; i < n_in * channels; ++i) x[i] = qt_dw_byte(fill);
   int16_t* w = calloc(channels * W_STRIDE, sizeof(int16_t));
   int32_t* terms = calloc(channels * T_STRIDE, sizeof(int32_t));
   float* scales = malloc(channels * sizeof(float));
-  for (size_t c = 0; c < channels; ++c) {
-    int64_t sum = 0;
-    for (int t = 0; t < 9; ++t) {
-      w[c * W_STRIDE + t] = (int16_t)(fill == QT_RANDOM        ? qt_int(-128, 127)
-                                      : fill == QT_X_MAX_W_MIN ? -128
-                                                               : 127);
-      sum += w[c * W_STRIDE + t];
-    }
-    terms[c * T_STRIDE] = (fill == QT_RANDOM ? qt_int(-20000, 20000) : 0) - zp * (int32_t)sum;
-    scales[c] =
-        fill == QT_RANDOM ? 1.0f / (float)qt_int(20, 400) : 100.0f / (9.0f * 255.0f * 128.0f);
-  }
-  const axle_qu8_requant_t rq = {scales, fill == QT_RANDOM ? qt_int(0, 255) : 128,
-                                 (uint8_t)(fill == QT_RANDOM ? qt_int(0, 20) : 0),
-                                 (uint8_t)(fill == QT_RANDOM ? qt_int(235, 255) : 255)};
+  for (size_t c = 0; c < channels; ++c)
+    qt_dw_channel(fill, zp, w + c * W_STRIDE, terms + c * T_STRIDE, scales + c);
+  const axle_qu8_requant_t rq = qt_dw_requant(fill, scales);
   void* tmp = kt_scratch(axle_qu8_dwconv_tmp_size(&p) + axle_qu8_dwconv16_tmp_size(&p));
   uint8_t* want = kt_scratch(n_out * channels + 64);
   uint8_t* got = kt_scratch(n_out * channels + 64);
