@@ -125,18 +125,18 @@ static size_t im2col_strips(const axle_qu8_conv_plan_t* plan) {
   return fit < 1 ? 1 : fit;
 }
 
-/* Each worker's scratch starts 128 bytes clear of its neighbour's. The
- * strips of small-K layers are a few hundred bytes, rewritten per strip;
- * packed back to back, two workers' strips sat on adjacent cache lines
- * (one 128-byte prefetch pair) and the 1x1 16 -> 96 layer at 112x112 ran
- * no faster on 2 threads than on 1 (Sapphire Rapids; with the gap: 1.13x,
- * and the QDQ MobileNetV2's layers 2.45 -> 2.2-2.3 ms at 2 threads). */
 /* The larger of the two depthwise layouts (per plane, 16 channels a call). */
 static size_t dw_tmp_bytes(const axle_f32_conv_params_t* p) {
   const size_t plane = axle_qu8_dwconv_tmp_size(p), group = axle_qu8_dwconv16_tmp_size(p);
   return plane > group ? plane : group;
 }
 
+/* Each worker's scratch starts 128 bytes clear of its neighbour's. The
+ * strips of small-K layers are a few hundred bytes, rewritten per strip;
+ * packed back to back, two workers' strips sat on adjacent cache lines
+ * (one 128-byte prefetch pair) and the 1x1 16 -> 96 layer at 112x112 ran
+ * no faster on 2 threads than on 1 (Sapphire Rapids; with the gap: 1.13x,
+ * and the QDQ MobileNetV2's layers 2.45 -> 2.2-2.3 ms at 2 threads). */
 static size_t worker_bytes(const axle_qu8_conv_plan_t* plan) {
   const size_t bytes = plan->algo == AXLE_QU8_CONV_DEPTHWISE
                            ? dw_tmp_bytes(&plan->p)
@@ -295,13 +295,15 @@ typedef struct dw_run_t {
   int group16; /* 16 channels a call (axle_qu8_dwconv16_3x3__avx2) */
 } dw_run_t;
 
-/* Output channel oc's taps and term in a depthwise plan's packed weights. */
+/* Output channel oc's taps and term in a depthwise plan's packed weights.
+ * With multiplier 1 the channels' groups lie group_bytes(plan) apart, so
+ * the next channel's taps and term are that many bytes on. */
 static void dw_channel(const axle_qu8_conv_plan_t* plan, const unsigned char* packed, size_t oc,
-                       const int16_t** w, int32_t* term) {
+                       const int16_t** w, const int32_t** term) {
   const size_t ic = oc / plan->m, j = oc - ic * plan->m;
   const unsigned char* gp = packed + ic * group_bytes(plan);
   *w = (const int16_t*)(gp + terms_bytes(plan)) + j * k_pairs(plan) * 2;
-  *term = ((const int32_t*)gp)[j];
+  *term = (const int32_t*)gp + j;
 }
 
 /* The plane kernel a depthwise plan runs at the current ISA level. */
@@ -340,12 +342,12 @@ static void dw_task(void* arg, size_t task, uint32_t thread) {
     size_t count = end - begin < 16 ? end - begin : 16;
     if (count > channels - oc) count = channels - oc;
     const int16_t* w;
-    int32_t term;
+    const int32_t* term;
     dw_channel(plan, r->packed, oc, &w, &term);
-    axle_qu8_dwconv16_3x3__avx2(
-        p, r->x + (image * channels + oc) * in_vol, count, plan->x_zero_point, w,
-        group_bytes(plan) / sizeof(int16_t), (const int32_t*)(r->packed + oc * group_bytes(plan)),
-        group_bytes(plan) / sizeof(int32_t), r->rq->scale + oc, r->rq, r->y + begin * out_vol, tmp);
+    axle_qu8_dwconv16_3x3__avx2(p, r->x + (image * channels + oc) * in_vol, count,
+                                plan->x_zero_point, w, group_bytes(plan) / sizeof(int16_t), term,
+                                group_bytes(plan) / sizeof(int32_t), r->rq->scale + oc, r->rq,
+                                r->y + begin * out_vol, tmp);
     begin += count;
     oc += count;
     if (oc == channels) {
@@ -355,11 +357,11 @@ static void dw_task(void* arg, size_t task, uint32_t thread) {
   }
   for (size_t plane = begin; plane < end; ++plane) {
     const int16_t* w;
-    int32_t term;
+    const int32_t* term;
     dw_channel(plan, r->packed, oc, &w, &term);
     const uint8_t* xp = r->x + (image * (size_t)p->in_channels + oc / mult) * in_vol;
     uint8_t* yp = r->y + plane * out_vol;
-    r->plane_fn(p, xp, plan->x_zero_point, w, term, r->rq->scale[oc], r->rq, yp, tmp);
+    r->plane_fn(p, xp, plan->x_zero_point, w, *term, r->rq->scale[oc], r->rq, yp, tmp);
     if (++oc == channels) {
       oc = 0;
       ++image;
@@ -511,9 +513,9 @@ static void pair_panel_task(void* arg, size_t pi, uint32_t thread) {
   }
   for (size_t i = 0; i < rows; ++i) {
     const int16_t* w;
-    int32_t term;
+    const int32_t* term;
     dw_channel(dw, r->c->dw_packed, i0 + i, &w, &term);
-    r->plane_fn(&dw->p, expanded + i * n, dw->x_zero_point, w, term, r->c->dw_rq->scale[i0 + i],
+    r->plane_fn(&dw->p, expanded + i * n, dw->x_zero_point, w, *term, r->c->dw_rq->scale[i0 + i],
                 r->c->dw_rq, r->y + (i0 + i) * dw->n, tmp);
   }
 }

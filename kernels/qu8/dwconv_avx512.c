@@ -153,10 +153,7 @@ AXLE_AVX512 void axle_qu8_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t*
   const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2];
   const __m512i dwords = s == 1 ? _mm512_setr_epi32(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6)
                                 : _mm512_setr_epi32(0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9);
-  const __m128i lane =
-      s == 1 ? _mm_setr_epi8(0, 1, 2, -128, 1, 2, 3, -128, 2, 3, 4, -128, 3, 4, 5, -128)
-             : _mm_setr_epi8(0, 1, 2, -128, 2, 3, 4, -128, 4, 5, 6, -128, 6, 7, 8, -128);
-  const __m512i bytes = _mm512_broadcast_i32x4(lane);
+  const __m512i bytes = _mm512_broadcast_i32x4(axle_qu8_dw_triple_lanes(s));
   const __m512i zp = _mm512_set1_epi8((char)x_zero_point);
   dw_rows_t rows = {x_plane, ih, iw, 0, 0, zp, triples(zp, dwords, bytes), dwords, bytes};
   __m512i wq[3];

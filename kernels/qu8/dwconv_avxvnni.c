@@ -81,10 +81,7 @@ AXLE_AVXVNNI void axle_qu8_dwconv_plane_3x3__avxvnni(const axle_f32_conv_params_
   const int64_t s = p->stride[2], oh = p->out[1], ow = p->out[2];
   const dw_layout_t l = axle_qu8_dw_layout(p);
   axle_qu8_dw_pad_plane(p, x_plane, (uint8_t)x_zero_point, &l, 0, tmp);
-  const __m128i lane =
-      s == 1 ? _mm_setr_epi8(0, 1, 2, -128, 1, 2, 3, -128, 2, 3, 4, -128, 3, 4, 5, -128)
-             : _mm_setr_epi8(0, 1, 2, -128, 2, 3, 4, -128, 4, 5, 6, -128, 6, 7, 8, -128);
-  const dw_gather_t g = {4 * s, _mm256_broadcastsi128_si256(lane)};
+  const dw_gather_t g = {4 * s, _mm256_broadcastsi128_si256(axle_qu8_dw_triple_lanes(s))};
   __m256i wq[3];
   for (int ky = 0; ky < 3; ++ky) wq[ky] = _mm256_set1_epi32(axle_qu8_dw_row_quad(w + 3 * ky));
   const axle_qu8_rq_regs_t regs = axle_qu8_rq_regs(rq);

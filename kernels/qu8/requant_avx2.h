@@ -77,6 +77,16 @@ AXLE_AVX2_INLINE __m256i axle_qu8_narrow2x16(__m256i a0, __m256i a1, __m256i b0,
   return _mm256_min_epu8(_mm256_max_epu8(u8, r->lo), r->hi);
 }
 
+/* The vpshufb control that puts the window byte triples (taps kx = 0..2)
+ * of 4 consecutive outputs at stride s, from a 16-byte row load starting
+ * at the first one's window, into one int32 lane each, the fourth byte 0:
+ * vpdpbusd's input operand against axle_qu8_dw_row_quad (the AVX-512 and
+ * AVX-VNNI depthwise kernels). */
+AXLE_AVX2_INLINE __m128i axle_qu8_dw_triple_lanes(int64_t s) {
+  return s == 1 ? _mm_setr_epi8(0, 1, 2, -128, 1, 2, 3, -128, 2, 3, 4, -128, 3, 4, 5, -128)
+                : _mm_setr_epi8(0, 1, 2, -128, 2, 3, 4, -128, 4, 5, 6, -128, 6, 7, 8, -128);
+}
+
 /* The first nr (<= 16) bytes of v to y. */
 AXLE_AVX2_INLINE void axle_qu8_store16(__m128i v, size_t nr, uint8_t* y) {
   if (nr == 16) {
