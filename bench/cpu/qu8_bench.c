@@ -130,8 +130,8 @@ typedef struct bench_t {
   axle_f32_conv_plan_t fplan;
   float *fx, *fw, *fpacked, *fy;
   void* fscratch;
-  /* int8; [1]: planned and run capped at AVX2 */
-  axle_qu8_conv_plan_t qplan[3]; /* per entry of g_levels */
+  /* int8, one plan per entry of g_levels */
+  axle_qu8_conv_plan_t qplan[3];
   uint8_t *qx, *qy;
   int8_t* qw;
   int32_t* bias;
@@ -140,7 +140,6 @@ typedef struct bench_t {
   void *qpacked[3], *qscratch[3];
 } bench_t;
 
-/* Whether the int8 path has an AVX2 twin to compare with. */
 /* The int8 levels compared: the best first, then the lower ones the CPU
  * has (see the top of the file). */
 static axle_isa_t g_levels[3];
