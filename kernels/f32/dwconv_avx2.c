@@ -222,6 +222,111 @@ AXLE_AVX2 static void plane_rows(const dw_plane_t* d, int64_t s, const axle_f32_
   }
 }
 
+/* Output group gi (leftmost tap column c) of R (1 or 4) output rows of
+ * plane_quads from input rows row[t], t < (R - 1) S + 3 (output row r
+ * reads rows r S .. r S + 2), at stride S; in[t]: row t lies inside the
+ * plane (full: all do). m: NULL, or the masks of the group's loads at the
+ * row's ends. wt: the nine weights, which the caller holds in locals so
+ * that they stay in registers (read from *d they were FMA memory operands
+ * again after every store, which may alias them). */
+AXLE_AVX2 static AXLE_INLINE void quad_group(const dw_plane_t* d, const __m256 wt[9], const int S,
+                                             const int R, const int full, const uintptr_t row[9],
+                                             const int in[9], int64_t c, const __m256i* m,
+                                             int64_t gi, int last, const float* res, float* y) {
+  __m256 acc[4];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) acc[r] = d->bias;
+#pragma GCC unroll 9
+  for (int t = 0; t < (R - 1) * S + 3; ++t) {
+    if (!full && !in[t]) continue;
+    dw_row_t v = row_vectors(S, (const float*)row[t], c, m);
+    /* Loaded once for every output row it feeds, not folded into each
+     * FMA. */
+    __asm__("" : "+x"(v.left), "+x"(v.mid), "+x"(v.right));
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const int ky = t - r * S;
+      if (ky < 0 || ky > 2) continue;
+      /* Each kernel row's three taps as a partial sum of its own, added to
+       * the row's sum: a chain of 9 dependent FMAs per output vector left
+       * the two pipes waiting on their latency. */
+      __m256 part = _mm256_mul_ps(wt[3 * ky], v.left);
+      part = _mm256_fmadd_ps(wt[3 * ky + 1], v.mid, part);
+      part = _mm256_fmadd_ps(wt[3 * ky + 2], v.right, part);
+      acc[r] = _mm256_add_ps(acc[r], part);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+    finish(d, S == 1 ? acc[r] : unpermute(acc[r]), res ? res + r * d->ow : NULL, y + r * d->ow, gi,
+           last);
+}
+
+/* R output rows of plane_quads, group by group: plain loads inside the
+ * row, the masks `first` and `end` on its first and last groups. */
+AXLE_AVX2 static AXLE_INLINE void quad_rows(const dw_plane_t* d, const __m256 wt[9], const int S,
+                                            const int R, const int full, const uintptr_t row[9],
+                                            const int in[9], int64_t groups, const __m256i first[4],
+                                            const __m256i end[4], const float* res, float* y) {
+  const int64_t pl = 1;
+  quad_group(d, wt, S, R, full, row, in, -pl, first, 0, groups == 1 && d->tail != 8, res, y);
+#pragma GCC unroll 2
+  for (int64_t gi = 1; gi + 1 < groups; ++gi)
+    quad_group(d, wt, S, R, full, row, in, gi * 8 * S - pl, NULL, gi, 0, res, y);
+  if (groups > 1)
+    quad_group(d, wt, S, R, full, row, in, (groups - 1) * 8 * S - pl, end, groups - 1, d->tail != 8,
+               res, y);
+}
+
+/* Four output rows per pass (the rows left over one by one), each input
+ * row's loads (and at stride 2 shuffles) made once for every output row
+ * it feeds, the weights in registers, each kernel row's taps a partial
+ * sum of its own (one chain of nine FMAs per output vector left the pipes
+ * waiting on their latency). For the planes `quads` takes. */
+AXLE_AVX2 static void plane_quads(const dw_plane_t* d, int64_t s, const axle_f32_conv_params_t* p,
+                                  const float* x, const float* residual, float* y_plane) {
+  const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2], pt = p->pad[1];
+  const int64_t groups = (ow + 7) / 8;
+  __m256 wt[9];
+  for (int t = 0; t < 9; ++t) wt[t] = d->w[t];
+  __m256i first[4], end[4];
+  for (int i = 0; i < 4; ++i) {
+    first[i] = lanes_inside(-1 + k_load_at[s - 1][i], iw);
+    end[i] = lanes_inside((groups - 1) * 8 * s - 1 + k_load_at[s - 1][i], iw);
+  }
+  if (groups == 1)
+    for (int i = 0; i < 4; ++i) first[i] = _mm256_and_si256(first[i], end[i]);
+  for (int64_t oy = 0; oy < oh;) {
+    const int64_t rows = oh - oy >= 4 ? 4 : 1;
+    uintptr_t row[9];
+    int in[9], full = 1;
+    for (int64_t t = 0; t < (rows - 1) * s + 3; ++t) {
+      const int64_t iy = oy * s - pt + t;
+      in[t] = iy >= 0 && iy < ih;
+      full &= in[t];
+      /* Through uintptr_t: a row in the padding lies outside the plane. */
+      row[t] = (uintptr_t)x + (uintptr_t)(iy * iw * (int64_t)sizeof(float));
+    }
+    const float* res = residual ? residual + oy * ow : NULL;
+    float* y = y_plane + oy * ow;
+    if (s == 1) {
+      if (rows == 1)
+        quad_rows(d, wt, 1, 1, 0, row, in, groups, first, end, res, y);
+      else if (full)
+        quad_rows(d, wt, 1, 4, 1, row, in, groups, first, end, res, y);
+      else
+        quad_rows(d, wt, 1, 4, 0, row, in, groups, first, end, res, y);
+    } else if (rows == 1) {
+      quad_rows(d, wt, 2, 1, 0, row, in, groups, first, end, res, y);
+    } else if (full) {
+      quad_rows(d, wt, 2, 4, 1, row, in, groups, first, end, res, y);
+    } else {
+      quad_rows(d, wt, 2, 4, 0, row, in, groups, first, end, res, y);
+    }
+    oy += rows;
+  }
+}
+
 /* Residual, clamp, leaky and the store of the `left` (1..8 or more) outputs
  * of vector v at flat position o. */
 AXLE_AVX2 static inline void finish_flat(const dw_plane_t* d, __m256 v, const float* residual,
@@ -318,6 +423,22 @@ AXLE_AVX2 static void plane_same_s1(const dw_plane_t* d, const axle_f32_conv_par
   }
 }
 
+/* Whether plane_quads takes p: left padding 1 and the output of "same"
+ * padding (ow = ceil(iw / s)), rows of at least 14 outputs at stride 1
+ * and 16 at stride 2 (with fewer, both of a row's one or two column groups
+ * are masked ones), and planes of at most 8192 floats. Capped at AVX2 on
+ * Zen 4, per call in MobileNetV2 (1 thread, against the walks below): the
+ * band chains' depthwise stages 238 -> 200 us (112 -> 56), 230 -> 205
+ * (56x56), 114 -> 108 (56 -> 28), the 28x28 layers 94 -> 76 each; but the
+ * 112x112 layer, its input beyond the L1 and L2, 144 -> 192 (six input
+ * rows streamed at once against the flat walk's three), and the 28 -> 14
+ * layer 42 -> 46. */
+static int quads(const axle_f32_conv_params_t* p) {
+  const int64_t s = p->stride[2], iw = p->in[2], ow = p->out[2];
+  return p->pad[2] == 1 && ow == (iw + s - 1) / s && ow >= (s == 1 ? 14 : 16) &&
+         p->in[1] * iw <= 8192;
+}
+
 AXLE_AVX2 void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t* p,
                                                    const float* x_plane, const float* w,
                                                    float bias, const float* residual,
@@ -337,6 +458,18 @@ AXLE_AVX2 void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t*
   d.tail = ow - (groups - 1) * 8;
   d.tail_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)d.tail),
                                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  if (quads(p)) {
+    plane_quads(&d, s, p, x_plane, residual, y_plane);
+    return;
+  }
+  /* Other "same" stride-1 planes keep the flat walk: the row-blocked walk
+   * was twice as fast on one plane in L1 (28x28: 11.1 against 20.6 ns per
+   * 16 outputs) but slower in MobileNetV2 (its 28x28 layers 102 -> 112-115
+   * us, the 112x112 one 212 -> 274 us, capped at AVX2 on Sapphire Rapids). */
+  if (s == 1 && ow == iw) {
+    plane_same_s1(&d, p, x_plane, residual, y_plane);
+    return;
+  }
   /* Column groups [g_lo, g_hi) load only columns inside the row: their
    * leftmost column gi * 8s - pl is >= 0 and their rightmost (8 + 1 floats
    * on from it at stride 1, 16 + 1 at stride 2) < iw. */
@@ -345,13 +478,5 @@ AXLE_AVX2 void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t*
   int64_t g_hi = iw - 1 + pl - span < 0 ? 0 : (iw - 1 + pl - span) / (8 * s) + 1;
   if (g_hi > groups) g_hi = groups;
   if (g_lo > g_hi) g_lo = g_hi;
-  /* "Same" stride-1 planes keep the flat walk: the row walk was twice as
-   * fast on one plane in L1 (28x28: 11.1 against 20.6 ns per 16 outputs)
-   * but slower in MobileNetV2 (its 28x28 layers 102 -> 112-115 us, the
-   * 112x112 one 212 -> 274 us, capped at AVX2 on Sapphire Rapids). */
-  if (s == 1 && ow == iw) {
-    plane_same_s1(&d, p, x_plane, residual, y_plane);
-    return;
-  }
   plane_rows(&d, s, p, g_lo, g_hi, x_plane, residual, y_plane);
 }
