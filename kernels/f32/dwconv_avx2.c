@@ -5,11 +5,14 @@
  * a pass over the plane and, on the 7x7 and 14x14 planes of MobileNet, more
  * than the arithmetic itself. Taps that fall into the padding are read with
  * masked loads, whose masked-off lanes read nothing and yield the padding's
- * zero, or skipped when a whole window row is outside. Stride 1 with "same"
- * padding walks the plane as one flat array (plane_same_s1); other planes
- * take four output rows per pass in column groups (plane_rows), plain
- * loads inside the row and masked ones at its ends. Stride 2 deinterleaves
- * even and odd columns with in-lane shuffles. */
+ * zero, or skipped when a whole window row is outside. "Same" planes with
+ * padding 1 and rows of 14-16 outputs or more take four output rows per
+ * pass with the weights in registers (plane_quads); other stride-1 "same"
+ * planes walk the plane as one flat array (plane_same_s1); the rest take
+ * four output rows per pass in column groups with the weights as FMA
+ * memory operands (plane_rows). Both row walks use plain loads inside the
+ * row and masked ones at its ends. Stride 2 deinterleaves even and odd
+ * columns with in-lane shuffles. */
 #include <immintrin.h>
 
 #include "axle_kernels.h"
