@@ -130,12 +130,13 @@ AXLE_AVX2 static AXLE_INLINE __m256 load_at(const float* row, int64_t at, const 
 
 /* Row `row`'s tap vectors for the 8 outputs whose leftmost tap is column c;
  * at stride 2 in the order of even_of (unpermuted once per output). m:
- * NULL, or the masks of the loads at k_load_at[s - 1]. */
+ * NULL, or the masks of the loads at k_load_at[s - 1], used by the loads
+ * whose bits are set in `masked` (a constant; the others are plain). */
 AXLE_AVX2 static AXLE_INLINE dw_row_t row_vectors(int64_t s, const float* row, int64_t c,
-                                                  const __m256i* m) {
+                                                  const __m256i* m, const int masked) {
   const int64_t* at = k_load_at[s - 1];
   dw_row_t v;
-#define AXLE_LOAD(i) load_at(row, c + at[i], m ? m + (i) : NULL)
+#define AXLE_LOAD(i) load_at(row, c + at[i], m && (masked >> (i)&1) ? m + (i) : NULL)
   if (s == 1) {
     v.left = AXLE_LOAD(0);
     v.mid = AXLE_LOAD(1);
@@ -163,9 +164,9 @@ AXLE_AVX2 static AXLE_INLINE void block4(const dw_plane_t* d, const dw_taps_t* w
   __m256 b0 = _mm256_setzero_ps(), b1 = b0, b2 = b0, b3 = b0;
   dw_row_t v;
   /* Rows in the padding add nothing. */
-#define AXLE_IN(t)                                    \
+#define AXLE_IN(t)                                 \
   ((full || (iy0 + (t) >= 0 && iy0 + (t) < ih)) && \
-   ((v = row_vectors(s, x + (iy0 + (t)) * iw, c, m)), 1))
+   ((v = row_vectors(s, x + (iy0 + (t)) * iw, c, m, 0xF)), 1))
 #define AXLE_TAPS(acc, k) acc = taps(acc, AXLE_KROW(k), v)
   AXLE_DW_ROWS4(s, a0, a1, a2, a3, b0, b1, b2, b3);
 #undef AXLE_TAPS
@@ -228,21 +229,22 @@ AXLE_AVX2 static void plane_rows(const dw_plane_t* d, int64_t s, const axle_f32_
 /* Output group gi (leftmost tap column c) of R (1 or 4) output rows of
  * plane_quads from input rows row[t], t < (R - 1) S + 3 (output row r
  * reads rows r S .. r S + 2), at stride S; in[t]: row t lies inside the
- * plane (full: all do). m: NULL, or the masks of the group's loads at the
- * row's ends. wt: the nine weights, which the caller holds in locals so
- * that they stay in registers (read from *d they were FMA memory operands
- * again after every store, which may alias them). */
+ * plane (full: all do). m, masked: the masks of the group's loads at the
+ * row's ends and which loads take them (row_vectors). wt: the nine weights, which the caller holds
+ * in locals so that they stay in registers (read from *d they were FMA memory operands again after
+ * every store, which may alias them). */
 AXLE_AVX2 static AXLE_INLINE void quad_group(const dw_plane_t* d, const __m256 wt[9], const int S,
                                              const int R, const int full, const uintptr_t row[9],
                                              const int in[9], int64_t c, const __m256i* m,
-                                             int64_t gi, int last, const float* res, float* y) {
+                                             const int masked, int64_t gi, int last,
+                                             const float* res, float* y) {
   __m256 acc[4];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) acc[r] = d->bias;
 #pragma GCC unroll 9
   for (int t = 0; t < (R - 1) * S + 3; ++t) {
     if (!full && !in[t]) continue;
-    dw_row_t v = row_vectors(S, (const float*)row[t], c, m);
+    dw_row_t v = row_vectors(S, (const float*)row[t], c, m, masked);
     /* Loaded once for every output row it feeds, not folded into each
      * FMA. */
     __asm__("" : "+x"(v.left), "+x"(v.mid), "+x"(v.right));
@@ -265,20 +267,20 @@ AXLE_AVX2 static AXLE_INLINE void quad_group(const dw_plane_t* d, const __m256 w
            last);
 }
 
-/* R output rows of plane_quads, group by group: plain loads inside the
- * row, the masks `first` and `end` on its first and last groups. */
+/* R output rows of plane_quads, group by group (two or more): plain loads
+ * inside the row, masked ones at its ends: in the first group only the
+ * load from column -1 (rows of 14 or more leave its others inside), in
+ * the last every load (`end`). */
 AXLE_AVX2 static AXLE_INLINE void quad_rows(const dw_plane_t* d, const __m256 wt[9], const int S,
                                             const int R, const int full, const uintptr_t row[9],
                                             const int in[9], int64_t groups, const __m256i first[4],
                                             const __m256i end[4], const float* res, float* y) {
-  const int64_t pl = 1;
-  quad_group(d, wt, S, R, full, row, in, -pl, first, 0, groups == 1 && d->tail != 8, res, y);
+  quad_group(d, wt, S, R, full, row, in, -1, first, 0x1, 0, 0, res, y);
 #pragma GCC unroll 2
   for (int64_t gi = 1; gi + 1 < groups; ++gi)
-    quad_group(d, wt, S, R, full, row, in, gi * 8 * S - pl, NULL, gi, 0, res, y);
-  if (groups > 1)
-    quad_group(d, wt, S, R, full, row, in, (groups - 1) * 8 * S - pl, end, groups - 1, d->tail != 8,
-               res, y);
+    quad_group(d, wt, S, R, full, row, in, gi * 8 * S - 1, NULL, 0, gi, 0, res, y);
+  quad_group(d, wt, S, R, full, row, in, (groups - 1) * 8 * S - 1, end, 0xF, groups - 1,
+             d->tail != 8, res, y);
 }
 
 /* Four output rows per pass (the rows left over one by one), each input
@@ -286,19 +288,20 @@ AXLE_AVX2 static AXLE_INLINE void quad_rows(const dw_plane_t* d, const __m256 wt
  * it feeds, the weights in registers, each kernel row's taps a partial
  * sum of its own (one chain of nine FMAs per output vector left the pipes
  * waiting on their latency). For the planes `quads` takes. */
-AXLE_AVX2 static void plane_quads(const dw_plane_t* d, int64_t s, const axle_f32_conv_params_t* p,
-                                  const float* x, const float* residual, float* y_plane) {
+AXLE_AVX2 static void plane_quads(const dw_plane_t* d, const float* w, int64_t s,
+                                  const axle_f32_conv_params_t* p, const float* x,
+                                  const float* residual, float* y_plane) {
   const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2], pt = p->pad[1];
   const int64_t groups = (ow + 7) / 8;
+  /* Broadcast again from w: copied from d->w, the nine vectors went
+   * through a rep movsq, about a tenth of a 4-row band's call. */
   __m256 wt[9];
-  for (int t = 0; t < 9; ++t) wt[t] = d->w[t];
+  for (int t = 0; t < 9; ++t) wt[t] = _mm256_broadcast_ss(w + t);
   __m256i first[4], end[4];
   for (int i = 0; i < 4; ++i) {
     first[i] = lanes_inside(-1 + k_load_at[s - 1][i], iw);
     end[i] = lanes_inside((groups - 1) * 8 * s - 1 + k_load_at[s - 1][i], iw);
   }
-  if (groups == 1)
-    for (int i = 0; i < 4; ++i) first[i] = _mm256_and_si256(first[i], end[i]);
   for (int64_t oy = 0; oy < oh;) {
     const int64_t rows = oh - oy >= 4 ? 4 : 1;
     uintptr_t row[9];
@@ -438,7 +441,8 @@ AXLE_AVX2 static void plane_same_s1(const dw_plane_t* d, const axle_f32_conv_par
  * layer 42 -> 46. */
 static int quads(const axle_f32_conv_params_t* p) {
   const int64_t s = p->stride[2], iw = p->in[2], ow = p->out[2];
-  return p->pad[2] == 1 && ow == (iw + s - 1) / s && ow >= (s == 1 ? 14 : 16) &&
+  /* s is 1 or 2 (axle_f32_dwconv_3x3__avx2_fma_supports): no division. */
+  return p->pad[2] == 1 && ow == (s == 1 ? iw : (iw + 1) / 2) && ow >= (s == 1 ? 14 : 16) &&
          p->in[1] * iw <= 8192;
 }
 
@@ -462,7 +466,7 @@ AXLE_AVX2 void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t*
   d.tail_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)d.tail),
                                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   if (quads(p)) {
-    plane_quads(&d, s, p, x_plane, residual, y_plane);
+    plane_quads(&d, w, s, p, x_plane, residual, y_plane);
     return;
   }
   /* Other "same" stride-1 planes keep the flat walk: the row-blocked walk
