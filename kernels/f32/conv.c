@@ -72,9 +72,9 @@ void axle_f32_conv_plan_channels_last(axle_f32_conv_plan_t* plan) {
   if (plan->algo == AXLE_F32_CONV_GEMM) {
     plan->transposed = 1;
     plan->group_floats = axle_f32_gemm_packed_b_size(plan->k, plan->m);
-    /* With AVX-512 the projection reads its A in place (conv_chain.c), in
-     * that case's K blocks; packed B follows them. */
-    if (axle_kernels_isa() >= AXLE_ISA_AVX512) plan->pack_kc = axle_f32_gemm_kc_in_place(plan->k);
+    /* With AVX2 and AVX-512 the projection reads its A in place
+     * (conv_chain.c), in that case's K blocks; packed B follows them. */
+    if (axle_kernels_isa() >= AXLE_ISA_AVX2_FMA) plan->pack_kc = axle_f32_gemm_kc_in_place(plan->k);
   } else if (plan->algo == AXLE_F32_CONV_DEPTHWISE && plan->m == 1) {
     plan->transposed = 1;
   }

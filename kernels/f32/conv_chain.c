@@ -240,11 +240,13 @@ int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_
  * stored whole, and the projection's packing of its input (a transpose)
  * costs less than reading it as B would (1 thread, in the network, per
  * 14x14 block with 384 channels: expansion 68 against 90 us, projection 78
- * against 87). Where the AVX-512 tiles can read it in place (cl_blocked),
- * the depthwise stage writes its output in blocks of 16 channels instead,
- * the projection's blocked A, and the packing goes: alone, 576 -> 96 at
- * 14x14 131-146 -> 115-129 us, 384 -> 64 66-71 -> 57-60, 960 -> 160 at
- * 7x7 96-108 -> 91-93. */
+ * against 87). Where the tiles can read it in place (cl_blocked), the
+ * depthwise stage writes its output in blocks of 16 channels instead, the
+ * projection's blocked A, and the packing goes: alone, AVX-512, 576 -> 96
+ * at 14x14 131-146 -> 115-129 us, 384 -> 64 66-71 -> 57-60, 960 -> 160 at
+ * 7x7 96-108 -> 91-93; capped at AVX2 on Zen 4, in MobileNetV2 at 1
+ * thread, the projections 1715 -> 1545-1585 us a run and the depthwise
+ * stages (their stores now a block's line) 314 -> 278. */
 
 /* The K block a plan's packed weights hold. */
 static size_t packed_kc(const axle_f32_conv_plan_t* plan) {
@@ -253,14 +255,15 @@ static size_t packed_kc(const axle_f32_conv_plan_t* plan) {
 
 /* The block stride of the depthwise output as the projection's blocked A,
  * or 0 to keep it [pixels][channels]: only where the driver reads it in
- * place (AVX-512, K in whole blocks of 16, tiles all 32 wide), since
- * anywhere else it would be packed from the blocks, slower than from rows. */
+ * place (AVX2 or AVX-512, K in whole blocks of 16, tiles all full width:
+ * 16 and 32), since anywhere else it would be packed from the blocks,
+ * slower than from rows. */
 static size_t cl_blocked(const axle_f32_conv_plan_t* dw, const axle_f32_conv_plan_t* project) {
   const axle_f32_conv_params_t* d = &dw->p;
   const size_t k = project->k, n = project->m;
-  if (axle_kernels_isa() < AXLE_ISA_AVX512 || k % 16 || packed_kc(project) % 16 ||
-      n % (2 * AXLE_F32_GEMM_NR))
-    return 0;
+  const axle_isa_t isa = axle_kernels_isa();
+  const size_t tile = isa >= AXLE_ISA_AVX512 ? 2 * AXLE_F32_GEMM_NR : AXLE_F32_GEMM_NR;
+  if (isa < AXLE_ISA_AVX2_FMA || k % 16 || packed_kc(project) % 16 || n % tile) return 0;
   return 16 * (size_t)(d->out[1] * d->out[2]);
 }
 

@@ -98,7 +98,7 @@ typedef struct gemm_plan_t {
   size_t chunk_cols;          /* most columns one chunk holds (multiple of NR) */
   int prepack_a, prepack_b;   /* packed once into the shared area */
   int direct_b;               /* B data read in place, only a partial last panel packed */
-  int direct_a;               /* blocked A read in place by the wide tiles, where they can */
+  int direct_a;               /* blocked A read in place by the tiles, where they can */
   int gen_b_in_place;         /* generated B read from tmp the same way */
   size_t shared_a, shared_b;  /* floats of the shared packed A and B */
   size_t prepack_rows;        /* rows per task of the A pre-pass (multiple of MR) */
@@ -241,7 +241,7 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* p
    * read in place, each block packs its own rows: the scratch then does not
    * depend on the ISA level (it may be sized under another). */
   pl->direct_a =
-      g->a.data && g->a.blocked && g->alpha == 1.0f && axle_kernels_isa() >= AXLE_ISA_AVX512;
+      g->a.data && g->a.blocked && g->alpha == 1.0f && axle_kernels_isa() >= AXLE_ISA_AVX2_FMA;
   pl->prepack_a = !g->a.packed && !g->a.blocked && pl->n_chunks > 1;
   pl->prepack_b = !g->b.packed && !pl->direct_b && pl->m_chunks > 1;
   if (pl->prepack_a)
@@ -430,6 +430,9 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
   }
   if (nr > NR || mr > MR)
     r->wide(mr, nr, k->kc, aq, a_next, bq, ldb, b_next, cq, g->ldc, flags, r->ep, i, j);
+  else if (k->a_blocked) /* AVX2: the AVX-512 blocked tiles are all wide */
+    axle_f32_gemm_6x16_blocked__avx2_fma(mr, k->kc, aq, a_next, bq, ldb, cq, g->ldc, flags, r->ep,
+                                         i, j);
   else
     r->ukernel(mr, nr, k->kc, aq, bq, ldb, cq, g->ldc, flags, r->ep, i, j);
   return nr;
@@ -503,9 +506,11 @@ static void run_block(const gemm_run_t* r, uint32_t thread, size_t m0, size_t m1
   const int share_b =
       !by_rows &&
       (g->b.packed || (pl->direct_b && g->k * g->b.rs * sizeof(float) > STREAMED_B_BYTES));
-  /* A blocked A is read in place where every tile is 32 wide and the K
-   * rows come in whole blocks of 16; otherwise it is packed. */
-  const int a_direct = pl->direct_a && s0 % 16 == 0 && len % 16 == 0 && (n1 - n0) % (2 * NR) == 0;
+  /* A blocked A is read in place where every tile is full width (32 with
+   * AVX-512, 16 with AVX2) and the K rows come in whole blocks of 16;
+   * otherwise it is packed. */
+  const int a_direct =
+      pl->direct_a && s0 % 16 == 0 && len % 16 == 0 && (n1 - n0) % (r->wide ? 2 * NR : NR) == 0;
   const uint32_t tile_flags =
       flags | (by_rows ? 0u : AXLE_F32_GEMM_PREFETCH_C) | (a_direct ? AXLE_F32_GEMM_A_BLOCKED : 0u);
   for (size_t i0 = m0; i0 < m1; i0 += pl->mc) {

@@ -26,6 +26,17 @@ void axle_f32_gemm_sum__avx2_fma(size_t cols, float* c, const float* parts, size
 void axle_f32_gemm_sum__avx512(size_t cols, float* c, const float* parts, size_t part_stride,
                                size_t nparts, const axle_f32_epilogue_t* ep, size_t row);
 
+/* The AVX2 6 x 16 tile (axle_f32_gemm_6x16__avx2_fma) with A read in
+ * place, blocked by 16 along K as axle_f32_gemm_operand_t.blocked lays it
+ * out: a at the tile's first row and K step, K step q of a block holding
+ * row i at a[16 i + q], blocks a_next floats apart; kc a multiple of 16,
+ * the tile NR columns wide. The driver's path for blocked A at the AVX2
+ * level, as the 12 x 32 tile's is at AVX-512. */
+void axle_f32_gemm_6x16_blocked__avx2_fma(size_t mr, size_t kc, const float* a, size_t a_next,
+                                          const float* b, size_t ldb, float* c, size_t ldc,
+                                          uint32_t flags, const axle_f32_epilogue_t* ep,
+                                          size_t row0, size_t col0);
+
 /* One K block (kb rows of K, however long) in the layout of
  * axle_f32_gemm_pack_a / _pack_b, which cut K into axle_f32_gemm_kc blocks
  * of these: for the driver, whose blocks may be longer. */

@@ -135,10 +135,13 @@ AXLE_AVX2_INLINE void store_half_t(float* c, size_t ldc, size_t rows, __m256 r0,
  * unused accumulators and their FMAs vanish. So is `shared` (a prefetch
  * share in flags): this kernel prefetches on every tile, and counting a
  * share's steps in every K loop, or even keeping a separate prefetch
- * pointer, cost 3-5 % of SGEMM (256: 118-119 -> 112-115 GFLOP/s). */
-AXLE_AVX2_INLINE void tile(const size_t R, const int shared, size_t nr, size_t kc, const float* a,
-                           const float* b, size_t ldb, float* c, size_t ldc, uint32_t flags,
-                           const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
+ * pointer, cost 3-5 % of SGEMM (256: 118-119 -> 112-115 GFLOP/s). And so
+ * is `blk`: A read in place, blocked by 16 along K (see
+ * axle_f32_gemm_6x16_blocked__avx2_fma; its blocks a_next floats apart). */
+AXLE_AVX2_INLINE void tile(const size_t R, const int shared, const int blk, size_t nr, size_t kc,
+                           const float* a, size_t a_next, const float* b, size_t ldb, float* c,
+                           size_t ldc, uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
+                           size_t col0) {
   const int transposed = (flags & AXLE_F32_GEMM_STORE_T) != 0;
   if (!transposed) axle_f32_gemm_prefetch_epilogue(R, nr, c, ldc, flags, ep, row0, col0);
   /* Row i's accumulators: x[i] columns 0..7, y[i] columns 8..15 (in the
@@ -156,7 +159,25 @@ AXLE_AVX2_INLINE void tile(const size_t R, const int shared, size_t nr, size_t k
   /* The same for A: the driver packs its panels kc * MR apart, and
    * pre-packed weights on the A side (most layers) come from memory too. */
   const size_t next_a = kc * MR;
-  if (nr <= NR / 2) {
+  if (blk) {
+    /* K step q of a block holds row i at a[16 i + q]: the six rows' values
+     * of 16 steps are six adjacent lines, as packed would be. */
+    for (size_t p = 0; p < kc; p += 16, a += a_next) {
+#pragma GCC unroll 16
+      for (size_t q = 0; q < 16; ++q) {
+        if (!shared) _mm_prefetch((const char*)(b + next_panel), _MM_HINT_T1);
+        const __m256 b0 = _mm256_loadu_ps(b);
+        const __m256 b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+        for (size_t i = 0; i < R; ++i) {
+          const __m256 av = _mm256_broadcast_ss(a + 16 * i + q);
+          x[i] = _mm256_fmadd_ps(av, b0, x[i]);
+          y[i] = _mm256_fmadd_ps(av, b1, y[i]);
+        }
+        b += ldb;
+      }
+    }
+  } else if (nr <= NR / 2) {
     axle_f32_gemm_share_t share = axle_f32_gemm_share(flags, kc / 2, 2);
     const float* pf = b + next_panel + share.first * ldb;
     /* Half-width tile (the last panel of 196 or 49 columns): the second B
@@ -243,11 +264,42 @@ AXLE_AVX2 void axle_f32_gemm_6x16__avx2_fma(size_t mr, size_t nr, size_t kc, con
                                             uint32_t flags, const axle_f32_epilogue_t* ep,
                                             size_t row0, size_t col0) {
   const int shared = axle_f32_gemm_share(flags, 1, 1).every > 1;
-#define AXLE_TILE(R)                                              \
-  if (shared)                                                     \
-    tile(R, 1, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0); \
-  else                                                            \
-    tile(R, 0, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0)
+#define AXLE_TILE(R)                                                    \
+  if (shared)                                                           \
+    tile(R, 1, 0, nr, kc, a, 0, b, ldb, c, ldc, flags, ep, row0, col0); \
+  else                                                                  \
+    tile(R, 0, 0, nr, kc, a, 0, b, ldb, c, ldc, flags, ep, row0, col0)
+  switch (mr) {
+    case 1:
+      AXLE_TILE(1);
+      break;
+    case 2:
+      AXLE_TILE(2);
+      break;
+    case 3:
+      AXLE_TILE(3);
+      break;
+    case 4:
+      AXLE_TILE(4);
+      break;
+    case 5:
+      AXLE_TILE(5);
+      break;
+    default:
+      AXLE_TILE(6);
+      break;
+  }
+#undef AXLE_TILE
+}
+
+AXLE_AVX2 void axle_f32_gemm_6x16_blocked__avx2_fma(size_t mr, size_t kc, const float* a,
+                                                    size_t a_next, const float* b, size_t ldb,
+                                                    float* c, size_t ldc, uint32_t flags,
+                                                    const axle_f32_epilogue_t* ep, size_t row0,
+                                                    size_t col0) {
+  /* The blocked tiles are those of the channels-last projections, whose
+   * B is pre-packed weights: no prefetch shares (see tile()). */
+#define AXLE_TILE(R) tile(R, 0, 1, NR, kc, a, a_next, b, ldb, c, ldc, flags, ep, row0, col0)
   switch (mr) {
     case 1: AXLE_TILE(1); break;
     case 2: AXLE_TILE(2); break;

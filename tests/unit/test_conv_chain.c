@@ -354,13 +354,24 @@ static void test_chain_mode(void) {
                     AXLE_F32_CHAIN_NONE);
     fixture_free(&f);
     /* Several threads take channel parts where the projection reads the
-     * depthwise output in place (AVX-512; 32 output channels). */
+     * depthwise output in place: output channels in whole tiles, 16 wide
+     * with AVX2 (32 here; `small`'s 24 above are not), 32 with AVX-512
+     * (48 are not). */
     const chain_case_t parts = {1, 32, 96, 32, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1};
     fixture_make(&parts, &f);
     CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
-                    AXLE_F32_CHAIN_NONE); /* AVX2 */
+                    AXLE_F32_CHAIN_CHANNELS_LAST);
+    fixture_free(&f);
+    const chain_case_t odd = {1, 32, 96, 48, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1};
+    fixture_make(&odd, &f);
+    CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
+                    AXLE_F32_CHAIN_CHANNELS_LAST);
     if (best >= AXLE_ISA_AVX512) {
       axle_kernels_set_isa(AXLE_ISA_AVX512);
+      CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
+                      AXLE_F32_CHAIN_NONE);
+      fixture_free(&f);
+      fixture_make(&parts, &f);
       CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
                       AXLE_F32_CHAIN_CHANNELS_LAST);
       axle_kernels_set_isa(AXLE_ISA_AVX2_FMA);

@@ -7,6 +7,7 @@
  * kernels/f32 (conv_direct_scalar, im2col_scalar), under each ISA in turn.
  */
 
+#include "../../kernels/f32/gemm_internal.h"
 #include "kernel_test.h"
 
 /* ------------------------------------------------------------------------ */
@@ -140,6 +141,66 @@ static void test_ukernel_avx2(void) {
     return;
   }
   ukernel_all(axle_f32_gemm_6x16__avx2_fma, "avx2_fma");
+}
+
+/* The AVX2 tile reading a blocked A in place (axle_f32_gemm_6x16_blocked__
+ * avx2_fma) against the packed-A kernel on the same values, bit for bit
+ * (the same FMAs in the same order), and the scalar one: every row count,
+ * one to three K blocks, B packed and read in place, each flag set and
+ * epilogue. The blocks lie apart with NaN between them, so a read past a
+ * block's rows shows. */
+static void blocked_case(size_t mr, size_t kc, size_t ldb, uint32_t flags, const ref_ep_t* e) {
+  const size_t a_next = 16 * MR + 7;
+  float* a = kt_array(kc * MR);
+  float* blk = malloc((kc / 16 * a_next + 16 * MR) * sizeof(float));
+  for (size_t i = 0; i < kc / 16 * a_next + 16 * MR; ++i) blk[i] = NAN;
+  for (size_t p = 0; p < kc; ++p)
+    for (size_t i = 0; i < MR; ++i) blk[p / 16 * a_next + 16 * i + p % 16] = a[p * MR + i];
+  float* b = kt_array(kc * ldb);
+  const size_t ldc = 19;
+  const size_t rows = (flags & AXLE_F32_GEMM_STORE_T) ? NR : MR;
+  float* c = kt_array(rows * ldc);
+  float* packed = malloc(rows * ldc * sizeof(float));
+  float* scalar = malloc(rows * ldc * sizeof(float));
+  memcpy(packed, c, rows * ldc * sizeof(float));
+  memcpy(scalar, c, rows * ldc * sizeof(float));
+  float* bias = kt_array(40);
+  float* res = kt_array(40 * 40);
+  axle_f32_epilogue_t ep;
+  make_ep(e, bias, res, 40, &ep);
+  axle_f32_gemm_6x16__avx2_fma(mr, NR, kc, a, b, ldb, packed, ldc, flags, &ep, 3, 5);
+  axle_f32_gemm_6x16__scalar(mr, NR, kc, a, b, ldb, scalar, ldc, flags, &ep, 3, 5);
+  axle_f32_gemm_6x16_blocked__avx2_fma(mr, kc, blk, a_next, b, ldb, c, ldc, flags, &ep, 3, 5);
+  char what[160];
+  snprintf(what, sizeof what, "6x16 blocked avx2 mr=%zu kc=%zu ldb=%zu flags=%u ep=%d%d%d", mr, kc,
+           ldb, flags, e->bias, e->residual, e->act);
+  kt_close(what, c, packed, rows * ldc, 0.0, 0.0);
+  kt_close(what, c, scalar, rows * ldc, 1e-5, 1e-5 * (double)(kc + 1));
+  free(a);
+  free(blk);
+  free(b);
+  free(c);
+  free(packed);
+  free(scalar);
+  free(bias);
+  free(res);
+}
+
+static void test_ukernel_avx2_blocked(void) {
+  if (!have_avx2()) {
+    kt_skip("no AVX2/FMA on this machine (or AXLE_KERNELS_ISA caps it)");
+    return;
+  }
+  static const uint32_t flag_sets[] = {
+      0, AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_FINISH, AXLE_F32_GEMM_FINISH,
+      AXLE_F32_GEMM_FINISH | AXLE_F32_GEMM_STORE_T,
+      AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_FINISH | AXLE_F32_GEMM_STORE_T};
+  for (size_t mr = 1; mr <= MR; ++mr)
+    for (size_t kc = 16; kc <= 48; kc += 16)
+      for (size_t ldb = NR; ldb <= NR + 5; ldb += 5)
+        for (size_t fi = 0; fi < sizeof flag_sets / sizeof flag_sets[0]; ++fi)
+          blocked_case(mr, kc, ldb, flag_sets[fi],
+                       &k_eps[(mr + kc / 16 + fi) % (sizeof k_eps / sizeof k_eps[0])]);
 }
 
 static void test_ukernel_avx512(void) {
@@ -592,12 +653,11 @@ static void test_driver_k_split_isas(void) {
   below_best_isa(test_driver_k_split);
 }
 
-/* A blocked A read in place (AVX-512: tiles all 32 wide, K in blocks of
- * 16) on MobileNetV2's channels-last projections and on every row count of
- * the last tile, beside the cases that pack it instead: a K or a column
- * chunk not in whole blocks, an alpha, and (below_best_isa) the narrower
- * ISAs; the packed forms of B, C stored either way, each epilogue, split
- * over threads and over K. */
+/* A blocked A read in place (tiles all full width: 32 with AVX-512, 16
+ * with AVX2; K in blocks of 16) on MobileNetV2's channels-last projections and on every row count
+ * of the last tile, beside the cases that pack it instead: a K or a column chunk not in whole
+ * blocks, an alpha, and (below_best_isa) the narrower ISAs; the packed forms of B, C stored either
+ * way, each epilogue, split over threads and over K. */
 static void blocked_a_run(void) {
   static const size_t shapes[][3] = {
       {196, 96, 576}, {196, 64, 384}, {49, 160, 960}, {49, 320, 960}, /* MobileNetV2 */
@@ -1255,6 +1315,7 @@ int main(void) {
   static const kt_entry_t gemm[] = {
       {"micro-kernel 6x16 scalar", test_ukernel_scalar},
       {"micro-kernel 6x16 avx2_fma", test_ukernel_avx2},
+      {"micro-kernel 6x16 avx2_fma, blocked A in place", test_ukernel_avx2_blocked},
       {"micro-kernel 6x16 avx512", test_ukernel_avx512},
       {"NaN through the clamp", test_ukernel_nan_passes},
       {"prefetch shares cover the next panels once", test_prefetch_shares},
