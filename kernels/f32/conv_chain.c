@@ -213,14 +213,22 @@ int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_
   /* Channels-last where the expanded map has fewer pixels than channels
    * (14x14 and 7x7 in MobileNetV2). At 28x28 x 192 the block ran 2-5 %
    * slower on one thread, the projection's packing of its channels-last
-   * input outweighing the depthwise gain. On several threads each thread
-   * takes a part of the channels (see cl_part_task), which needs the
-   * projection to read the depthwise output in place (cl_blocked: with
-   * packing, earlier splits by pixels or rows lost to the three layers). */
+   * input outweighing the depthwise gain; with the projection reading it
+   * in place, -7, 0 and +6..+7 us for the three blocks with AVX-512. With
+   * AVX2, whose per-plane depthwise walk trails its channels-last one more
+   * (28x28: 3.5 against 2.5 ns per 8 outputs), also where the expanded
+   * map fits in the L2: the three 28x28 blocks 735-750 -> 697-714 us (1
+   * thread, capped on Zen 4). On several threads each thread takes a
+   * part of the channels (see cl_part_task), which needs the projection
+   * to read the depthwise output in place (cl_blocked: with packing,
+   * earlier splits by pixels or rows lost to the three layers). */
+  const axle_isa_t isa = axle_kernels_isa();
   const size_t pixels = (size_t)(dw->p.in[1] * dw->p.in[2]);
+  const size_t expanded = pixels * (size_t)dw->p.in_channels * sizeof(float);
+  const int fits = pixels < (size_t)dw->p.in_channels ||
+                   (isa < AXLE_ISA_AVX512 && expanded <= axle_kernels_l2_bytes());
   if (!chain_shapes(expand, dw, project) || !is_pointwise_gemm(expand) ||
-      !axle_f32_dwconv_nhwc_supports(&dw->p) || pixels >= (size_t)dw->p.in_channels ||
-      axle_kernels_isa() < AXLE_ISA_AVX2_FMA)
+      !axle_f32_dwconv_nhwc_supports(&dw->p) || !fits || isa < AXLE_ISA_AVX2_FMA)
     return AXLE_F32_CHAIN_NONE;
   if (threads == 1 || (cl_blocked(dw, project) && cl_parts(expand, threads) == threads))
     return AXLE_F32_CHAIN_CHANNELS_LAST;
