@@ -178,10 +178,13 @@ static int bands_pay(const axle_f32_conv_plan_t* expand, const axle_f32_conv_pla
                      const axle_f32_conv_plan_t* project, size_t min_bytes) {
   if (!chain_shapes(expand, dw, project)) return 0;
   const axle_f32_conv_params_t* d = &dw->p;
-  /* An im2col expansion (MobileNetV2's stem) paid only with AVX-512: the
-   * three layers 481-514 us chained against 533-553 apart, where capped at
-   * AVX2 they took 766-856 against 745-757 (1 thread, in the network). */
-  if (expand->algo != AXLE_F32_CONV_GEMM && axle_kernels_isa() < AXLE_ISA_AVX512) return 0;
+  /* An im2col expansion (MobileNetV2's stem) pays too, from AVX2: with
+   * AVX-512 the three layers 481-514 us chained against 533-553 apart (1
+   * thread, in the network, Sapphire Rapids); capped at AVX2 they first
+   * took 766-856 against 745-757, but with the AVX2 depthwise walk of four
+   * rows a pass (dwconv_avx2.c) 634-646 against 714-720 (Zen 4). Not
+   * measured, so not taken, on the scalar kernels. */
+  if (expand->algo != AXLE_F32_CONV_GEMM && axle_kernels_isa() < AXLE_ISA_AVX2_FMA) return 0;
   /* Worth it only where measured to pay (2 MB L2): the expanded tensor of
    * one image past half the L2 and at least 1 MiB (at 28x28x192, 600 KB,
    * the chain was 1.15-1.2x the three layers), and bands of at least 4
