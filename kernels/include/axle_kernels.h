@@ -275,9 +275,9 @@ typedef void (*axle_f32_gemm_gen_fn)(const void* ctx, size_t k0, size_t kc, size
  * blocks of 16 columns (K), `blocked` floats apart, each row-major with
  * rows of 16: element (row, col) at data[(col / 16) * blocked + row * 16 +
  * col % 16]. That is how a channels-last kernel writing 16 channels per
- * vector can leave a tensor for the AVX-512 tiles to read in place, with
- * no packing pass (axle_f32_conv_chain's projections); elsewhere it is
- * packed like any operand. */
+ * vector can leave a tensor for the AVX2 and AVX-512 tiles to read in
+ * place, with no packing pass (axle_f32_conv_chain's projections);
+ * elsewhere it is packed like any operand. */
 typedef struct axle_f32_gemm_operand_t {
   const float* packed;
   const float* data;
@@ -598,7 +598,7 @@ void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band);
 
 /* Whether the three plans chain (shapes agree, the expansion is one
  * axle_f32_conv_rows takes, through im2col only while dispatch is at
- * AVX-512 or above, the projection a 1x1 GEMM of one group, the
+ * AVX2 or above, the projection a 1x1 GEMM of one group, the
  * depthwise one is 2-D 3x3 with multiplier 1 and stride 1 or 2) and the
  * chain pays: the expanded tensor of one image is
  * larger than half the L2 and at least 1 MiB, and bands get 4 rows or
@@ -610,11 +610,13 @@ int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand,
  * AXLE_F32_CHAIN_BANDS where axle_f32_conv_chain_supports, or on several
  * threads where it would with an expanded tensor of 512 KiB; else
  * AXLE_F32_CHAIN_CHANNELS_LAST where the shapes chain, the expansion is
- * pointwise too, its map has fewer pixels than channels and dispatch is at
- * AVX2 or above, on one thread, or on several where each can take a part
- * of the expanded channels (whole blocks of 16, the expansion's weights one
- * K block) and the projection reads the depthwise output in place
- * (AVX-512): whole images stage after stage, the expanded tensor and the
+ * pointwise too, its map has fewer pixels than channels (or, with AVX2
+ * below AVX-512, fits in the L2) and dispatch is at AVX2 or above, on one
+ * thread, or on several where each can take a part of the expanded
+ * channels (whole blocks of 16, the expansion's weights one K block) and
+ * the projection reads the depthwise output in place (its output channels
+ * whole tiles: 16 wide with AVX2, 32 with AVX-512): whole images stage
+ * after stage, the expanded tensor and the
  * depthwise output kept channels-last in scratch, so that the depthwise
  * stage runs on axle_f32_dwconv_nhwc_kernel (2-2.5x the per-plane kernels
  * on 14x14 and 7x7 maps); else AXLE_F32_CHAIN_NONE. */
