@@ -610,9 +610,10 @@ int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand,
  * AXLE_F32_CHAIN_BANDS where axle_f32_conv_chain_supports, or on several
  * threads where it would with an expanded tensor of 512 KiB; else
  * AXLE_F32_CHAIN_CHANNELS_LAST where the shapes chain, the expansion is
- * pointwise too, its map has fewer pixels than channels (or, with AVX2
- * below AVX-512, fits in the L2) and dispatch is at AVX2 or above, on one
- * thread, or on several where each can take a part of the expanded
+ * pointwise too, its map has fewer pixels than channels (or, dispatched
+ * at AVX2 and not AVX-512, fits in the L2) and dispatch is at AVX2 or
+ * above, on one thread, or on several where each can take a part of the
+ * expanded
  * channels (whole blocks of 16, the expansion's weights one K block) and
  * the projection reads the depthwise output in place (its output channels
  * whole tiles: 16 wide with AVX2, 32 with AVX-512): whole images stage
