@@ -610,17 +610,16 @@ int axle_f32_conv_chain_supports(const axle_f32_conv_plan_t* expand,
  * AXLE_F32_CHAIN_BANDS where axle_f32_conv_chain_supports, or on several
  * threads where it would with an expanded tensor of 512 KiB; else
  * AXLE_F32_CHAIN_CHANNELS_LAST where the shapes chain, the expansion is
- * pointwise too, its map has fewer pixels than channels (or, dispatched
- * at AVX2 and not AVX-512, fits in the L2) and dispatch is at AVX2 or
- * above, on one thread, or on several where each can take a part of the
- * expanded
+ * pointwise too, its map has fewer pixels than channels (or, dispatched at
+ * AVX2 and not AVX-512, fits in the L2) and dispatch is at AVX2 or above,
+ * on one thread, or on several where each can take a part of the expanded
  * channels (whole blocks of 16, the expansion's weights one K block) and
  * the projection reads the depthwise output in place (its output channels
  * whole tiles: 16 wide with AVX2, 32 with AVX-512): whole images stage
- * after stage, the expanded tensor and the
- * depthwise output kept channels-last in scratch, so that the depthwise
- * stage runs on axle_f32_dwconv_nhwc_kernel (2-2.5x the per-plane kernels
- * on 14x14 and 7x7 maps); else AXLE_F32_CHAIN_NONE. */
+ * after stage, the expanded tensor and the depthwise output kept channels-
+ * last in scratch, so that the depthwise stage runs on
+ * axle_f32_dwconv_nhwc_kernel (2-2.5x the per-plane kernels on 14x14 and
+ * 7x7 maps); else AXLE_F32_CHAIN_NONE. */
 enum { AXLE_F32_CHAIN_NONE = 0, AXLE_F32_CHAIN_BANDS = 1, AXLE_F32_CHAIN_CHANNELS_LAST = 2 };
 int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_conv_plan_t* dw,
                              const axle_f32_conv_plan_t* project, uint32_t threads);
