@@ -230,9 +230,10 @@ AXLE_AVX2 static void plane_rows(const dw_plane_t* d, int64_t s, const axle_f32_
  * plane_quads from input rows row[t], t < (R - 1) S + 3 (output row r
  * reads rows r S .. r S + 2), at stride S; in[t]: row t lies inside the
  * plane (full: all do). m, masked: the masks of the group's loads at the
- * row's ends and which loads take them (row_vectors). wt: the nine weights, which the caller holds
- * in locals so that they stay in registers (read from *d they were FMA memory operands again after
- * every store, which may alias them). */
+ * row's ends and which loads take them (row_vectors). wt: the nine
+ * weights, which the caller holds in locals so that they stay in
+ * registers (read from *d they were FMA memory operands again after every
+ * store, which may alias them). */
 AXLE_AVX2 static AXLE_INLINE void quad_group(const dw_plane_t* d, const __m256 wt[9], const int S,
                                              const int R, const int full, const uintptr_t row[9],
                                              const int in[9], int64_t c, const __m256i* m,
