@@ -69,7 +69,7 @@ AXLE_AVX2 static inline __m256 unpermute(__m256 v) {
 }
 
 typedef struct dw_plane_t {
-  __m256 w[9];
+  __m256 w[9]; /* the walks but plane_quads, which keeps its own */
   __m256 bias, lo, hi, alpha;
   int leaky;
   int64_t iw, ow, tail; /* tail: outputs in the last column group */
@@ -274,7 +274,7 @@ AXLE_AVX2 static AXLE_INLINE void quad_group(const dw_plane_t* d, const __m256 w
  * the last every load (`end`). */
 AXLE_AVX2 static AXLE_INLINE void quad_rows(const dw_plane_t* d, const __m256 wt[9], const int S,
                                             const int R, const int full, const uintptr_t row[9],
-                                            const int in[9], int64_t groups, const __m256i first[4],
+                                            const int in[9], int64_t groups, const __m256i* first,
                                             const __m256i end[4], const float* res, float* y) {
   quad_group(d, wt, S, R, full, row, in, -1, first, 0x1, 0, 0, res, y);
 #pragma GCC unroll 2
@@ -294,15 +294,15 @@ AXLE_AVX2 static void plane_quads(const dw_plane_t* d, const float* w, int64_t s
                                   const float* residual, float* y_plane) {
   const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2], pt = p->pad[1];
   const int64_t groups = (ow + 7) / 8;
-  /* Broadcast again from w: copied from d->w, the nine vectors went
+  /* Broadcast from w, not copied from a dw_plane_t: the nine vectors went
    * through a rep movsq, about a tenth of a 4-row band's call. */
   __m256 wt[9];
   for (int t = 0; t < 9; ++t) wt[t] = _mm256_broadcast_ss(w + t);
-  __m256i first[4], end[4];
-  for (int i = 0; i < 4; ++i) {
-    first[i] = lanes_inside(-1 + k_load_at[s - 1][i], iw);
+  /* The first group masks only its load from column -1 (quad_rows). */
+  const __m256i first = lanes_inside(-1 + k_load_at[s - 1][0], iw);
+  __m256i end[4];
+  for (int i = 0; i < 4; ++i)
     end[i] = lanes_inside((groups - 1) * 8 * s - 1 + k_load_at[s - 1][i], iw);
-  }
   for (int64_t oy = 0; oy < oh;) {
     const int64_t rows = oh - oy >= 4 ? 4 : 1;
     uintptr_t row[9];
@@ -318,17 +318,17 @@ AXLE_AVX2 static void plane_quads(const dw_plane_t* d, const float* w, int64_t s
     float* y = y_plane + oy * ow;
     if (s == 1) {
       if (rows == 1)
-        quad_rows(d, wt, 1, 1, 0, row, in, groups, first, end, res, y);
+        quad_rows(d, wt, 1, 1, 0, row, in, groups, &first, end, res, y);
       else if (full)
-        quad_rows(d, wt, 1, 4, 1, row, in, groups, first, end, res, y);
+        quad_rows(d, wt, 1, 4, 1, row, in, groups, &first, end, res, y);
       else
-        quad_rows(d, wt, 1, 4, 0, row, in, groups, first, end, res, y);
+        quad_rows(d, wt, 1, 4, 0, row, in, groups, &first, end, res, y);
     } else if (rows == 1) {
-      quad_rows(d, wt, 2, 1, 0, row, in, groups, first, end, res, y);
+      quad_rows(d, wt, 2, 1, 0, row, in, groups, &first, end, res, y);
     } else if (full) {
-      quad_rows(d, wt, 2, 4, 1, row, in, groups, first, end, res, y);
+      quad_rows(d, wt, 2, 4, 1, row, in, groups, &first, end, res, y);
     } else {
-      quad_rows(d, wt, 2, 4, 0, row, in, groups, first, end, res, y);
+      quad_rows(d, wt, 2, 4, 0, row, in, groups, &first, end, res, y);
     }
     oy += rows;
   }
@@ -455,7 +455,6 @@ AXLE_AVX2 void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t*
   const int64_t s = p->stride[2], iw = p->in[2], ow = p->out[2], pl = p->pad[2];
   const int64_t groups = (ow + 7) / 8;
   dw_plane_t d;
-  for (int i = 0; i < 9; ++i) d.w[i] = _mm256_set1_ps(w[i]);
   d.bias = _mm256_set1_ps(bias);
   d.lo = _mm256_set1_ps(ep->min);
   d.hi = _mm256_set1_ps(ep->max);
@@ -470,6 +469,8 @@ AXLE_AVX2 void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t*
     plane_quads(&d, w, s, p, x_plane, residual, y_plane);
     return;
   }
+  /* The other walks read the weights from d (plane_quads holds its own). */
+  for (int i = 0; i < 9; ++i) d.w[i] = _mm256_set1_ps(w[i]);
   /* Other "same" stride-1 planes keep the flat walk: the row-blocked walk
    * was twice as fast on one plane in L1 (28x28: 11.1 against 20.6 ns per
    * 16 outputs) but slower in MobileNetV2 (its 28x28 layers 102 -> 112-115

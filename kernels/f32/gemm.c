@@ -296,6 +296,9 @@ typedef struct gemm_run_t {
   /* Two adjacent A and B panels per call where the ISA has a wide tile
    * (the narrow one is load-bound there), or NULL. */
   axle_f32_gemm_wide_ukernel_fn wide;
+  /* The NR-wide tile reading a blocked A in place where the ISA has no wide
+   * tile but reads blocked A (AVX2), or NULL. */
+  axle_f32_gemm_blocked_ukernel_fn blocked;
   float* shared_a; /* A packed by the pre-pass, or NULL */
   float* shared_b; /* B packed by the pre-pass, or NULL */
   float* partials; /* K split: the sums of parts 1.., partial_floats apart */
@@ -430,9 +433,8 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
   }
   if (nr > NR || mr > MR)
     r->wide(mr, nr, k->kc, aq, a_next, bq, ldb, b_next, cq, g->ldc, flags, r->ep, i, j);
-  else if (k->a_blocked) /* AVX2: the AVX-512 blocked tiles are all wide */
-    axle_f32_gemm_6x16_blocked__avx2_fma(mr, k->kc, aq, a_next, bq, ldb, cq, g->ldc, flags, r->ep,
-                                         i, j);
+  else if (k->a_blocked) /* without a wide tile (a_direct: all wide there) */
+    r->blocked(mr, k->kc, aq, a_next, bq, ldb, cq, g->ldc, flags, r->ep, i, j);
   else
     r->ukernel(mr, nr, k->kc, aq, bq, ldb, cq, g->ldc, flags, r->ep, i, j);
   return nr;
@@ -678,6 +680,7 @@ void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_
                   g->ep ? g->ep : &none,
                   axle_f32_gemm_ukernel(),
                   wide ? axle_f32_gemm_12x32__avx512 : NULL,
+                  pl.direct_a && !wide ? axle_f32_gemm_6x16_blocked__avx2_fma : NULL,
                   pl.prepack_a ? shared : NULL,
                   pl.prepack_b ? shared + pl.shared_a : NULL,
                   pl.shared_parts ? shared + pl.shared_a + pl.shared_b : NULL,

@@ -32,6 +32,11 @@ void axle_f32_gemm_sum__avx512(size_t cols, float* c, const float* parts, size_t
  * row i at a[16 i + q], blocks a_next floats apart; kc a multiple of 16,
  * the tile NR columns wide. The driver's path for blocked A at the AVX2
  * level, as the 12 x 32 tile's is at AVX-512. */
+typedef void (*axle_f32_gemm_blocked_ukernel_fn)(size_t mr, size_t kc, const float* a,
+                                                 size_t a_next, const float* b, size_t ldb,
+                                                 float* c, size_t ldc, uint32_t flags,
+                                                 const axle_f32_epilogue_t* ep, size_t row0,
+                                                 size_t col0);
 void axle_f32_gemm_6x16_blocked__avx2_fma(size_t mr, size_t kc, const float* a, size_t a_next,
                                           const float* b, size_t ldb, float* c, size_t ldc,
                                           uint32_t flags, const axle_f32_epilogue_t* ep,
