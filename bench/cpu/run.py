@@ -16,10 +16,14 @@ inter-op 1, default graph optimisations). Ratio = Axle median / ORT
 median (< 1: Axle is faster). The int8 QDQ MobileNetV2 is checked instead
 against the exact integer reference (bit for bit) and ORT without graph
 optimisations (quantisation steps, top-1), and its speed-up over Axle's
-fp32 MobileNetV2 is printed against the 1.5 target. The SGEMM part compiles bench/cpu/sgemm_bench.c
-against the build's axle_kernels and Debian's OpenBLAS (pkg-config openblas)
-and prints its table. --layers adds a per-layer profile of each model (time,
-GFLOP/s; bench/cpu/layer_profile.c + layers.py) at the first thread count.
+fp32 MobileNetV2 is printed against the 1.5 target. Each float model's
+latencies are then set against the FMA peak (its Conv and Gemm FLOPs per
+run over t cores' peak), with the fraction a latency target asks of Axle
+given ORT's figure. The SGEMM part compiles bench/cpu/sgemm_bench.c
+against the build's axle_kernels and Debian's OpenBLAS (pkg-config
+openblas), which also measures that peak, and prints its table. --layers
+adds a per-layer profile of each model (time, GFLOP/s;
+bench/cpu/layer_profile.c + layers.py) at the first thread count.
 --qu8 adds bench/cpu/qu8_bench.c: the int8 (QDQ) convolution kernels
 against the fp32 ones on MobileNetV2's layer shapes, per thread count.
 --elementwise adds bench/cpu/elementwise_bench.c: the AVX2 elementwise,
@@ -166,6 +170,46 @@ def build_sgemm(build, out_dir):
     return exe
 
 
+def fma_peak(sgemm_exe):
+    """The one-core FMA peak sgemm_bench measures: (GFLOP/s, "avx512" or "avx2")."""
+    out = subprocess.run([sgemm_exe, "--peak"], capture_output=True, text=True,
+                         check=True).stdout.split()
+    return float(out[0]), out[1]
+
+
+def network_flops(path):
+    """2 x the multiply-adds of a model's Conv and Gemm nodes as direct
+    convolutions compute them (layers.conv_info)."""
+    import onnx
+    import layers
+    return sum(flops for _, flops in layers.conv_info(onnx.load(path)).values())
+
+
+def log_peak_fractions(results, paths, peak, isa):
+    """Each float model's latencies as fractions of the FMA peak (t threads:
+    t cores' worth), and the fraction a latency target asks of Axle given
+    ORT's: where that passes what the network's depthwise and memory-bound
+    layers allow, the target is out of reach on this machine whatever the
+    GEMM tiles do. Winograd layers multiply less than their direct FLOPs,
+    so a network with them can pass 100 %."""
+    log(f"Against the FMA peak ({peak:.1f} GFLOP/s a core, {isa}, measured here; "
+        "direct-convolution FLOPs):")
+    flops = {}
+    for (name, t), (ax, ox) in results.items():
+        if name in QDQ_MODELS:
+            continue
+        if name not in flops:
+            flops[name] = network_flops(paths[name])
+        rate = peak * 1e6 * t  # FLOP per ms
+        axle, ort = flops[name] / ax[0] / rate, flops[name] / ox[0] / rate
+        line = (f"  {name} ({flops[name] / 1e9:.2f} GFLOP a run), {t} thread(s): "
+                f"Axle {axle:.0%}, ORT {ort:.0%}")
+        target = TARGETS.get(name)
+        if target is not None:
+            line += f"; Axle/ORT <= {target} needs Axle at {ort / target:.0%}"
+        log(line)
+
+
 def build_kernel_bench(build, out_dir, source, what):
     """Compiles a bench/cpu/*.c program against the build's axle_kernels;
     returns its path, or None when the library is not built."""
@@ -298,6 +342,13 @@ def main():
                         f"  (target >= {QDQ_SPEEDUP_TARGET}: {verdict})")
         log("(latencies in ms)")
 
+    # The SGEMM program also measures the FMA peak the model figures are
+    # set against; without OpenBLAS neither part runs.
+    sgemm_exe = build_sgemm(build, out_dir) if results or not a.no_sgemm else None
+    if results and sgemm_exe:
+        log("")
+        log_peak_fractions(results, paths, *fma_peak(sgemm_exe))
+
     if a.layers:
         exe = build_layer_profiler(build, out_dir)
         for name in names:
@@ -308,11 +359,9 @@ def main():
             subprocess.run([sys.executable, os.path.join(HERE, "layers.py"), paths[name], trace,
                             "--top", "12"], check=True)
 
-    if not a.no_sgemm:
-        exe = build_sgemm(build, out_dir)
-        if exe:
-            log("")
-            subprocess.run([exe, "--rounds", str(a.sgemm_rounds)], check=True)
+    if not a.no_sgemm and sgemm_exe:
+        log("")
+        subprocess.run([sgemm_exe, "--rounds", str(a.sgemm_rounds)], check=True)
 
     if a.qu8:
         exe = build_kernel_bench(build, out_dir, "qu8_bench.c", "qu8")
