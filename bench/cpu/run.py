@@ -26,6 +26,10 @@ adds a per-layer profile of each model (time, GFLOP/s;
 bench/cpu/layer_profile.c + layers.py) at the first thread count.
 --qu8 adds bench/cpu/qu8_bench.c: the int8 (QDQ) convolution kernels
 against the fp32 ones on MobileNetV2's layer shapes, per thread count.
+Before and after the models it prints the round trip of a cache line
+between two threads pinned to two CPUs (bench/cpu/core_latency.c): tens of
+ns where the cores share a cache, hundreds where they do not (then the
+2-thread figures suffer; a VM's host may change this during a run).
 --elementwise adds bench/cpu/elementwise_bench.c: the AVX2 elementwise,
 activation and softmax kernels against their scalar references.
 
@@ -210,6 +214,20 @@ def log_peak_fractions(results, paths, peak, isa):
         log(line)
 
 
+def core_round_trip(exe):
+    """core_latency.c's figure as a phrase for the log."""
+    if not exe:
+        return "not measured"
+    out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout.split()
+    if out[0] == "-":
+        return "one CPU allowed"
+    ns = float(out[0])
+    # Tens of ns: the two cores share a cache level; hundreds: they do not,
+    # and data one thread wrote costs the other that much a line.
+    kind = "a shared cache" if ns < 150 else "no shared cache: 2-thread figures suffer"
+    return f"{ns:.0f} ns between cpu {out[1]} and {out[2]} ({kind})"
+
+
 def build_kernel_bench(build, out_dir, source, what):
     """Compiles a bench/cpu/*.c program against the build's axle_kernels;
     returns its path, or None when the library is not built."""
@@ -275,6 +293,10 @@ def main():
     import onnxruntime
     log(f"== CPU benchmark {time.strftime('%Y-%m-%d %H:%M')}  onnxruntime {onnxruntime.__version__}"
         f"  load average {os.getloadavg()[0]:.2f}")
+    # Where the host may move the CPUs (a VM's vCPUs), the figure can
+    # change during the run: it is taken again after the models.
+    latency_exe = build_kernel_bench(build, out_dir, "core_latency.c", "core_latency")
+    log(f"core-to-core round trip: {core_round_trip(latency_exe)}")
 
     results, no_opt = {}, {}
     with tempfile.TemporaryDirectory() as work:
@@ -341,6 +363,7 @@ def main():
                     log(f"{fp32} / {name} (Axle fp32 / int8), {t} thread(s): {speedup:.2f}"
                         f"  (target >= {QDQ_SPEEDUP_TARGET}: {verdict})")
         log("(latencies in ms)")
+        log(f"core-to-core round trip after the models: {core_round_trip(latency_exe)}")
 
     # The SGEMM program also measures the FMA peak the model figures are
     # set against; without OpenBLAS neither part runs.
