@@ -4,10 +4,10 @@
  * latencies. Where the two cores share a cache level (one CCD of an AMD
  * EPYC, one Intel socket) it is some tens of ns; where they do not (two
  * CCDs, two sockets, or a VM whose two vCPUs the host placed so) it is
- * several hundred, every line one thread reads of what the other wrote
- * pays that, and layers split across the threads lose much of their gain
- * (docs/cpu-performance.md, What limits). The median of 5 measurements of
- * 100000 round trips each.
+ * several hundred, data passed between the threads crosses slowly, and
+ * layers split across the threads lose much of their gain
+ * (docs/cpu-performance.md, Figures and What limits). The median of 5
+ * measurements of 100000 round trips each.
  *
  *   axle_bench_core_latency     prints "<ns> <cpu a> <cpu b>", or "- -"
  *                               when fewer than two CPUs are allowed

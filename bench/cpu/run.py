@@ -13,7 +13,14 @@ agreement test requires), then times both with the same input and thread
 count, alternating in rounds so both see the same background load: Axle
 through `axle bench`, ORT through onnxruntime (intra-op threads = N,
 inter-op 1, default graph optimisations). Ratio = Axle median / ORT
-median (< 1: Axle is faster). The int8 QDQ MobileNetV2 is checked instead
+median (< 1: Axle is faster). Each thread count's rounds run back to
+back. The 2-thread ones start after both CPUs have been kept busy until
+they read as sharing a cache (at most 30 s): a VM's host may move an
+idle vCPU away from the busy one. The round trip of a cache line
+between two threads pinned to two CPUs (bench/cpu/core_latency.c; tens
+of ns where the cores share a cache, hundreds where they do not, and
+then the 2-thread figures suffer) is printed at the start and around
+the 2-thread rounds. The int8 QDQ MobileNetV2 is checked instead
 against the exact integer reference (bit for bit) and ORT without graph
 optimisations (quantisation steps, top-1), and its speed-up over Axle's
 fp32 MobileNetV2 is printed against the 1.5 target. Each float model's
@@ -26,13 +33,6 @@ adds a per-layer profile of each model (time, GFLOP/s;
 bench/cpu/layer_profile.c + layers.py) at the first thread count.
 --qu8 adds bench/cpu/qu8_bench.c: the int8 (QDQ) convolution kernels
 against the fp32 ones on MobileNetV2's layer shapes, per thread count.
-It prints the round trip of a cache line between two threads pinned to
-two CPUs (bench/cpu/core_latency.c): tens of ns where the cores share a
-cache, hundreds where they do not (then the 2-thread figures suffer). A
-VM's host may move a vCPU during a run, so each thread count's rounds
-run back to back, the 2-thread ones after both CPUs have been kept busy
-until the two read as sharing a cache (at most 30 s), with the figure
-printed before and after them.
 --elementwise adds bench/cpu/elementwise_bench.c: the AVX2 elementwise,
 activation and softmax kernels against their scalar references.
 
@@ -238,7 +238,7 @@ def core_round_trip(exe):
     if ns is None:
         return where
     # Tens of ns: the two cores share a cache level; hundreds: they do not,
-    # and data one thread wrote costs the other that much a line.
+    # and data passed between the threads crosses slowly.
     kind = ("a shared cache" if ns < SHARED_CACHE_NS
             else "no shared cache: 2-thread figures suffer")
     return f"{ns:.0f} ns between {where} ({kind})"
@@ -326,8 +326,8 @@ def main():
     import onnxruntime
     log(f"== CPU benchmark {time.strftime('%Y-%m-%d %H:%M')}  onnxruntime {onnxruntime.__version__}"
         f"  load average {os.getloadavg()[0]:.2f}")
-    # Where the host may move the CPUs (a VM's vCPUs), the figure can
-    # change during the run: it is taken again after the models.
+    # A VM's host may move the CPUs during the run: the figure is taken
+    # again around the 2-thread rounds.
     latency_exe = build_kernel_bench(build, out_dir, "core_latency.c", "core_latency")
     log(f"core-to-core round trip: {core_round_trip(latency_exe)}")
 
