@@ -70,6 +70,9 @@ static int peak_is_avx512(void) {
   return __builtin_cpu_supports("avx512f");
 }
 
+/* One measurement of the peak of the widest FMA (see peak_is_avx512). */
+static double fma_peak(int avx512) { return avx512 ? fma_peak_avx512() : fma_peak_avx2(); }
+
 static const char* ukernel_name(void) {
   const axle_f32_gemm_ukernel_fn uk = axle_f32_gemm_ukernel();
   /* At AVX-512 the driver pairs A and B panels into 12x32 tiles; a lone panel
@@ -157,7 +160,7 @@ int main(int argc, char** argv) {
      * measurements, as the SGEMM rounds take it. */
     double peak = 0.0;
     for (int r = 0; r < 3; ++r) {
-      const double p = avx512_peak ? fma_peak_avx512() : fma_peak_avx2();
+      const double p = fma_peak(avx512_peak);
       if (p > peak) peak = p;
     }
     printf("%.2f %s\n", peak, avx512_peak ? "avx512" : "avx2");
@@ -215,7 +218,7 @@ int main(int argc, char** argv) {
   double* best_axle = calloc(count, sizeof(double));
   double* best_blas = calloc(count, sizeof(double));
   for (int r = 0; r < rounds; ++r) {
-    const double p = avx512_peak ? fma_peak_avx512() : fma_peak_avx2();
+    const double p = fma_peak(avx512_peak);
     if (p > peak) peak = p;
     for (size_t i = 0; i < count; ++i) {
       const double flop = 2.0 * b[i].s->m * b[i].s->n * b[i].s->k;

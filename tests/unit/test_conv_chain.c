@@ -314,6 +314,11 @@ static void test_chain_supports(void) {
   fixture_free(&f);
 }
 
+/* The mode axle_f32_conv_chain_mode picks for f's plans on `threads`. */
+static int mode_of(const chain_fixture_t* f, uint32_t threads) {
+  return axle_f32_conv_chain_mode(&f->plan[0], &f->plan[1], &f->plan[2], threads);
+}
+
 static void test_chain_mode(void) {
   /* Bands where they pay, from a smaller expanded tensor on several
    * threads; channels-last for a block with fewer pixels than expanded
@@ -326,38 +331,30 @@ static void test_chain_mode(void) {
   const chain_case_t stem = {1, 6, 48, 6, 7, 7, 1, 1, 1, 1, 1, 1, 3, 2};
   chain_fixture_t f;
   fixture_make(&big, &f);
-  CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
-                  AXLE_F32_CHAIN_BANDS);
+  CU_ASSERT_EQUAL(mode_of(&f, 2), AXLE_F32_CHAIN_BANDS);
   fixture_free(&f);
   /* 28x28 x 192 (600 KB): bands on several threads only (with an L2 that
    * leaves them 4 rows or more). */
   const chain_case_t mid = {1, 32, 192, 32, 28, 28, 1, 1, 1, 1, 1, 1, 1, 1};
   fixture_make(&mid, &f);
-  CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 1),
-                  AXLE_F32_CHAIN_NONE);
+  CU_ASSERT_EQUAL(mode_of(&f, 1), AXLE_F32_CHAIN_NONE);
   if (axle_kernels_l2_bytes() >= ((size_t)1 << 20))
-    CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
-                    AXLE_F32_CHAIN_BANDS);
+    CU_ASSERT_EQUAL(mode_of(&f, 2), AXLE_F32_CHAIN_BANDS);
   fixture_free(&f);
   fixture_make(&small, &f);
-  CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 1),
-                  AXLE_F32_CHAIN_NONE); /* scalar dispatch */
+  CU_ASSERT_EQUAL(mode_of(&f, 1), AXLE_F32_CHAIN_NONE); /* scalar dispatch */
   if (best >= AXLE_ISA_AVX2_FMA) {
     axle_kernels_set_isa(AXLE_ISA_AVX2_FMA);
-    CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 1),
-                    AXLE_F32_CHAIN_CHANNELS_LAST);
-    CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
-                    AXLE_F32_CHAIN_NONE);
+    CU_ASSERT_EQUAL(mode_of(&f, 1), AXLE_F32_CHAIN_CHANNELS_LAST);
+    CU_ASSERT_EQUAL(mode_of(&f, 2), AXLE_F32_CHAIN_NONE);
     fixture_free(&f);
     /* More pixels than channels: channels-last only with AVX2, and only
      * while the expanded map fits in the L2. */
     fixture_make(&wide, &f);
-    CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 1),
-                    AXLE_F32_CHAIN_CHANNELS_LAST);
+    CU_ASSERT_EQUAL(mode_of(&f, 1), AXLE_F32_CHAIN_CHANNELS_LAST);
     if (best >= AXLE_ISA_AVX512) {
       axle_kernels_set_isa(AXLE_ISA_AVX512);
-      CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 1),
-                      AXLE_F32_CHAIN_NONE);
+      CU_ASSERT_EQUAL(mode_of(&f, 1), AXLE_F32_CHAIN_NONE);
       axle_kernels_set_isa(AXLE_ISA_AVX2_FMA);
     }
     fixture_free(&f);
@@ -366,8 +363,7 @@ static void test_chain_mode(void) {
     const chain_case_t past_l2 = {1, 16, 1024, 24, 40, 40, 1, 1, 1, 1, 1, 1, 1, 1};
     fixture_make(&past_l2, &f);
     if (axle_kernels_l2_bytes() < (size_t)1024 * 40 * 40 * sizeof(float))
-      CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 1),
-                      AXLE_F32_CHAIN_NONE);
+      CU_ASSERT_EQUAL(mode_of(&f, 1), AXLE_F32_CHAIN_NONE);
     fixture_free(&f);
     /* Several threads take channel parts where the projection reads the
      * depthwise output in place: output channels in whole tiles, 16 wide
@@ -375,27 +371,22 @@ static void test_chain_mode(void) {
      * (48 are not). */
     const chain_case_t parts = {1, 32, 96, 32, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1};
     fixture_make(&parts, &f);
-    CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
-                    AXLE_F32_CHAIN_CHANNELS_LAST);
+    CU_ASSERT_EQUAL(mode_of(&f, 2), AXLE_F32_CHAIN_CHANNELS_LAST);
     fixture_free(&f);
     const chain_case_t odd = {1, 32, 96, 48, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1};
     fixture_make(&odd, &f);
-    CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
-                    AXLE_F32_CHAIN_CHANNELS_LAST);
+    CU_ASSERT_EQUAL(mode_of(&f, 2), AXLE_F32_CHAIN_CHANNELS_LAST);
     if (best >= AXLE_ISA_AVX512) {
       axle_kernels_set_isa(AXLE_ISA_AVX512);
-      CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
-                      AXLE_F32_CHAIN_NONE);
+      CU_ASSERT_EQUAL(mode_of(&f, 2), AXLE_F32_CHAIN_NONE);
       fixture_free(&f);
       fixture_make(&parts, &f);
-      CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 2),
-                      AXLE_F32_CHAIN_CHANNELS_LAST);
+      CU_ASSERT_EQUAL(mode_of(&f, 2), AXLE_F32_CHAIN_CHANNELS_LAST);
       axle_kernels_set_isa(AXLE_ISA_AVX2_FMA);
     }
     fixture_free(&f);
     fixture_make(&stem, &f); /* an im2col expansion: bands only */
-    CU_ASSERT_EQUAL(axle_f32_conv_chain_mode(&f.plan[0], &f.plan[1], &f.plan[2], 1),
-                    AXLE_F32_CHAIN_NONE);
+    CU_ASSERT_EQUAL(mode_of(&f, 1), AXLE_F32_CHAIN_NONE);
   }
   fixture_free(&f);
   axle_kernels_set_isa(best);
