@@ -195,10 +195,7 @@ static void bench_init(bench_t* b, const layer_t* l, uint32_t threads) {
     b->bias[o] = (rand() % 2001) - 1000;
     b->scale[o] = 1.0f / (float)(k * 40);
   }
-  b->rq.scale = b->scale;
-  b->rq.zero_point = 128;
-  b->rq.min = 0;
-  b->rq.max = 255;
+  axle_qu8_requant_init(&b->rq, b->scale, (size_t)l->cout, 128, 0, 255);
 
   axle_f32_conv_plan(p, &b->fplan);
   b->fpacked = alloc64(axle_f32_conv_packed_size(&b->fplan) * sizeof(float));

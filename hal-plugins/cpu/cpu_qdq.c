@@ -244,10 +244,7 @@ static void qconv_fill(const qconv_spec_t* s, const axle_qu8_conv_plan_t* plan, 
   }
   axle_qu8_conv_pack(plan, s->w, s->bias, packed);
   p->plan = *plan;
-  p->rq.scale = scale;
-  p->rq.zero_point = s->y_zp;
-  p->rq.min = s->min;
-  p->rq.max = s->max;
+  axle_qu8_requant_init(&p->rq, scale, ch, s->y_zp, s->min, s->max);
   p->packed = packed;
 }
 

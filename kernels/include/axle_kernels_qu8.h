@@ -36,12 +36,24 @@
 extern "C" {
 #endif
 
-/* Output stage of the quantized convolution (see the contract above). */
+/* Output stage of the quantized convolution (see the contract above).
+ * scales_below_one changes no result, only the road to it: 1 says every
+ * scale is below 1, so |(float)acc * scale| < 2^31 and the vector variants
+ * convert to int32 without first capping the value (one instruction of
+ * about seven per vector of outputs in the GEMM tiles' epilogues; the cap
+ * keeps the conversion defined for larger scales). 0 is always correct;
+ * axle_qu8_requant_init sets it. */
 typedef struct axle_qu8_requant_t {
-  const float* scale; /* [out_channels] */
-  int32_t zero_point; /* 0..255 */
-  uint8_t min, max;   /* clamp after adding the zero point (0, 255: none) */
+  const float* scale;       /* [out_channels] */
+  int32_t zero_point;       /* 0..255 */
+  uint8_t min, max;         /* clamp after adding the zero point (0, 255: none) */
+  uint8_t scales_below_one; /* see above */
 } axle_qu8_requant_t;
+
+/* Fills rq for channels output channels. scale is borrowed: it must
+ * outlive rq. Reentrant. */
+void axle_qu8_requant_init(axle_qu8_requant_t* rq, const float* scale, size_t channels,
+                           int32_t zero_point, uint8_t min, uint8_t max);
 
 /* Reference convolution: plain loops over the contract. Geometry as for the
  * float kernels (axle_f32_conv_params_t describes shapes only). x: [batch,

@@ -17,7 +17,7 @@ AXLE_AVX2 void axle_qu8_add__avx2(size_t n, const uint8_t* a, const uint8_t* b,
   const __m256i za = _mm256_set1_epi32(q->a_zero_point), zb = _mm256_set1_epi32(q->b_zero_point);
   const __m256 sa = _mm256_set1_ps(q->a_scale), sb = _mm256_set1_ps(q->b_scale);
   const __m256 sy = _mm256_set1_ps(q->y_scale);
-  const axle_qu8_requant_t rq = {NULL, q->y_zero_point, q->min, q->max};
+  const axle_qu8_requant_t rq = {NULL, q->y_zero_point, q->min, q->max, 0};
   const axle_qu8_rq_regs_t regs = axle_qu8_rq_regs(&rq);
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {

@@ -18,6 +18,30 @@
 
 enum { MR = AXLE_QU8_GEMM_C4_MR, NR = AXLE_QU8_GEMM_NR };
 
+/* Rows i..i+3 of the tile, requantised and stored. Four rows at a time,
+ * each in a 128-bit lane of one zmm; lane r goes to its row with a
+ * full-width store placed 16 r bytes early, masked to that lane
+ * (masked-off bytes are not accessed). The AVX2 epilogue on the
+ * accumulators' halves had taken ~13 instructions a row against ~6: at
+ * K = 16 (16 -> 96 at 112x112) more than the vpdpbusd. */
+AXLE_AVX512_INLINE void store4(const int capped, const __m512i acc[4], size_t i, size_t mr,
+                               size_t nr, const float* scale, const axle_qu8_requant_t* rq,
+                               uint8_t* y, size_t ldy) {
+  const __m512i zp16 = _mm512_set1_epi16((short)rq->zero_point);
+  const __m512i lo8 = _mm512_set1_epi8((char)rq->min), hi8 = _mm512_set1_epi8((char)rq->max);
+  const __mmask64 cols = (__mmask64)((1u << nr) - 1);
+  __m512i q[4];
+#pragma GCC unroll 4
+  for (size_t r = 0; r < 4; ++r)
+    q[r] = axle_qu8_round16(acc[r], _mm512_set1_ps(i + r < mr ? scale[i + r] : 0.0f), capped);
+  const __m512i v = axle_qu8_narrow4x16(q[0], q[1], q[2], q[3], zp16, lo8, hi8);
+  const uintptr_t row = (uintptr_t)(y + i * ldy);
+#pragma GCC unroll 4
+  for (size_t r = 0; r < 4; ++r)
+    if (i + r < mr)
+      _mm512_mask_storeu_epi8((void*)(row + (uintptr_t)(r * ldy - 16 * r)), cols << (16 * r), v);
+}
+
 /* The tile's first R rows (R = 4, 8 or 12, at least mr): a panel's last
  * rows of a layer with 16, 32 or 64 channels (12 + 4, 24 + 8, 60 + 4) had
  * computed all 12 rows, a third of 16 -> 32's work on padding. Rows past
@@ -39,27 +63,13 @@ AXLE_AVX512_INLINE void tile_c4(const size_t R, size_t mr, size_t nr, size_t kq,
       acc[i] = _mm512_dpbusd_epi32(acc[i], bv, _mm512_set1_epi32(w));
     }
   }
-  /* Four rows at a time, each in a 128-bit lane of one zmm; lane r goes to
-   * its row with a full-width store placed 16 r bytes early, masked to that
-   * lane (masked-off bytes are not accessed). The AVX2 epilogue on the
-   * accumulators' halves had taken ~13 instructions a row against ~6: at
-   * K = 16 (16 -> 96 at 112x112) more than the vpdpbusd. */
-  const __m512i zp16 = _mm512_set1_epi16((short)rq->zero_point);
-  const __m512i lo8 = _mm512_set1_epi8((char)rq->min), hi8 = _mm512_set1_epi8((char)rq->max);
-  const __mmask64 cols = (__mmask64)((1u << nr) - 1);
 #pragma GCC unroll 3
   for (size_t i = 0; i < R; i += 4) {
     if (i >= mr) break;
-    __m512i q[4];
-#pragma GCC unroll 4
-    for (size_t r = 0; r < 4; ++r)
-      q[r] = axle_qu8_round16(acc[i + r], _mm512_set1_ps(i + r < mr ? scale[i + r] : 0.0f));
-    const __m512i v = axle_qu8_narrow4x16(q[0], q[1], q[2], q[3], zp16, lo8, hi8);
-    const uintptr_t row = (uintptr_t)(y + i * ldy);
-#pragma GCC unroll 4
-    for (size_t r = 0; r < 4; ++r)
-      if (i + r < mr)
-        _mm512_mask_storeu_epi8((void*)(row + (uintptr_t)(r * ldy - 16 * r)), cols << (16 * r), v);
+    if (rq->scales_below_one)
+      store4(0, acc + i, i, mr, nr, scale, rq, y, ldy);
+    else
+      store4(1, acc + i, i, mr, nr, scale, rq, y, ldy);
   }
 }
 

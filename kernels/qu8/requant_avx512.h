@@ -15,11 +15,13 @@
   __attribute__((target("avx2,fma,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni"), \
                  always_inline)) static inline
 
-/* round(acc * scale), capped above (requant_avx2.h); acc: bias terms
- * plus sums. */
-AXLE_AVX512_INLINE __m512i axle_qu8_round16(__m512i acc, __m512 scale) {
-  return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc), scale),
-                                          _mm512_set1_ps(AXLE_QU8_REQUANT_BOUND)));
+/* round(acc * scale), capped above (requant_avx2.h) unless capped is 0,
+ * which rq->scales_below_one allows; acc: bias terms plus sums. capped is
+ * a constant at every call, so each caller compiles the road it takes. */
+AXLE_AVX512_INLINE __m512i axle_qu8_round16(__m512i acc, __m512 scale, const int capped) {
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), scale);
+  if (capped) f = _mm512_min_ps(f, _mm512_set1_ps(AXLE_QU8_REQUANT_BOUND));
+  return _mm512_cvtps_epi32(f);
 }
 
 /* Four rows of 16 rounded values to u8, row k in 128-bit lane k: the

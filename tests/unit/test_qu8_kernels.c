@@ -124,10 +124,8 @@ static void qt_conv_data(const qt_conv_case_t* c, int32_t zp, int fill, uint8_t 
                   : fill == QT_TIES ? (qt_int(0, 1) ? 0.5f : 0.25f)
                                     : 100.0f / ((float)k * 255.0f * 128.0f);
   }
-  d->rq.scale = d->scale;
-  d->rq.zero_point = fill == QT_RANDOM ? qt_int(0, 255) : 128;
-  d->rq.min = lo;
-  d->rq.max = hi;
+  axle_qu8_requant_init(&d->rq, d->scale, (size_t)c->cout, fill == QT_RANDOM ? qt_int(0, 255) : 128,
+                        lo, hi);
   axle_qu8_conv_direct__scalar(&d->p, d->x, zp, d->w, d->bias, &d->rq, d->want);
 }
 
@@ -363,7 +361,8 @@ static void test_direct_by_hand(void) {
   const int8_t w[2] = {2, -1};
   const int32_t bias[1] = {5};
   const float scale[1] = {0.5f};
-  axle_qu8_requant_t rq = {scale, 100, 0, 255};
+  axle_qu8_requant_t rq;
+  axle_qu8_requant_init(&rq, scale, 1, 100, 0, 255);
   uint8_t y[4];
   axle_qu8_conv_direct__scalar(&p, x, 10, w, bias, &rq, y);
   const uint8_t want[4] = {102, 98, 102, 122};
@@ -467,6 +466,54 @@ static void test_pack_b_variants(void) {
   }
 }
 
+/* The output stage of a variant test on one of its two roads: as
+ * axle_qu8_requant_init sets it (QT_ROAD_INIT), or with the cap forced
+ * (QT_ROAD_CAPPED), which the scales below 1 of most tests would skip. */
+enum { QT_ROAD_INIT = 0, QT_ROAD_CAPPED, QT_ROADS };
+static axle_qu8_requant_t qt_requant(int road, const float* scale, size_t channels,
+                                     int32_t zero_point, uint8_t lo, uint8_t hi) {
+  axle_qu8_requant_t rq;
+  axle_qu8_requant_init(&rq, scale, channels, zero_point, lo, hi);
+  if (road == QT_ROAD_CAPPED) rq.scales_below_one = 0;
+  return rq;
+}
+
+/* Scales for the extremes of the conversion to int32: random small ones,
+ * the largest below 1 (whose products with sums near +-2^31 come within
+ * 128 of the int32 bounds, uncapped), and 1.5 (which the cap must catch). */
+enum { QT_SCALE_SMALL = 0, QT_SCALE_BELOW_ONE, QT_SCALE_ABOVE_ONE, QT_SCALE_KINDS };
+static float qt_scale(int kind) {
+  return kind == QT_SCALE_SMALL       ? 1.0f / (float)qt_int(100, 3000)
+         : kind == QT_SCALE_BELOW_ONE ? nextafterf(1.0f, 0.0f)
+                                      : 1.5f;
+}
+/* A term for those scales: random, or within the weights' reach of
+ * INT32_MAX or INT32_MIN (the sums wrap there as the contract says). */
+static int32_t qt_term(int kind) {
+  if (kind == QT_SCALE_SMALL) return qt_int(-100000, 100000);
+  return qt_int(0, 1) ? INT32_MAX - qt_int(0, 400000) : INT32_MIN + qt_int(0, 400000);
+}
+
+static void test_requant_init(void) {
+  const float below[3] = {0.5f, 1e-9f, nextafterf(1.0f, 0.0f)};
+  const float one[2] = {0.5f, 1.0f};
+  const float nan[2] = {0.25f, NAN};
+  const float inf[1] = {INFINITY};
+  axle_qu8_requant_t rq;
+  axle_qu8_requant_init(&rq, below, 3, 7, 1, 254);
+  CU_ASSERT_PTR_EQUAL(rq.scale, below);
+  CU_ASSERT_EQUAL(rq.zero_point, 7);
+  CU_ASSERT_EQUAL(rq.min, 1);
+  CU_ASSERT_EQUAL(rq.max, 254);
+  CU_ASSERT_EQUAL(rq.scales_below_one, 1);
+  axle_qu8_requant_init(&rq, one, 2, 0, 0, 255);
+  CU_ASSERT_EQUAL(rq.scales_below_one, 0);
+  axle_qu8_requant_init(&rq, nan, 2, 0, 0, 255);
+  CU_ASSERT_EQUAL(rq.scales_below_one, 0);
+  axle_qu8_requant_init(&rq, inf, 1, 0, 0, 255);
+  CU_ASSERT_EQUAL(rq.scales_below_one, 0);
+}
+
 static void test_ukernel_variants(void) {
   if (!qt_avx2()) {
     CU_PASS("no AVX2 on this machine: the AVX2 micro-kernel cannot run");
@@ -474,8 +521,9 @@ static void test_ukernel_variants(void) {
   }
   enum { MR = AXLE_QU8_GEMM_MR, NR = AXLE_QU8_GEMM_NR };
   static const size_t kps[] = {0, 1, 2, 7, 40};
-  for (size_t ki = 0; ki < 5; ++ki) {
-    const size_t kp = kps[ki];
+  for (size_t ki = 0; ki < 5 * QT_SCALE_KINDS * QT_ROADS; ++ki) {
+    const size_t kp = kps[ki % 5];
+    const int kind = (int)(ki / 5 % QT_SCALE_KINDS), road = (int)(ki / 5 / QT_SCALE_KINDS);
     int16_t* a = kt_scratch((kp + 1) * MR * 2 * sizeof(int16_t));
     int16_t* b = kt_scratch((kp + 1) * NR * 2 * sizeof(int16_t));
     for (size_t i = 0; i < kp * MR * 2; ++i) a[i] = (int16_t)qt_int(-128, 127);
@@ -483,10 +531,10 @@ static void test_ukernel_variants(void) {
     int32_t terms[MR];
     float scale[MR];
     for (int i = 0; i < MR; ++i) {
-      terms[i] = qt_int(-100000, 100000);
-      scale[i] = 1.0f / (float)qt_int(100, 3000);
+      terms[i] = qt_term(kind);
+      scale[i] = qt_scale(kind);
     }
-    const axle_qu8_requant_t rq = {scale, qt_int(0, 255), 3, 250};
+    const axle_qu8_requant_t rq = qt_requant(road, scale, MR, qt_int(0, 255), 3, 250);
     for (size_t mr = 1; mr <= MR; ++mr) {
       for (size_t nr = 1; nr <= NR; ++nr) {
         uint8_t want[MR * 20], got[MR * 20];
@@ -495,7 +543,8 @@ static void test_ukernel_variants(void) {
         axle_qu8_gemm_6x16__scalar(mr, nr, kp, a, b, terms, scale, &rq, want, 20);
         axle_qu8_gemm_6x16__avx2(mr, nr, kp, a, b, terms, scale, &rq, got, 20);
         if (memcmp(want, got, sizeof want) != 0) {
-          fprintf(stderr, "\nukernel kp %zu mr %zu nr %zu differs\n", kp, mr, nr);
+          fprintf(stderr, "\nukernel kp %zu scales %d road %d mr %zu nr %zu differs\n", kp, kind,
+                  road, mr, nr);
           CU_FAIL("6x16 avx2 = scalar");
         }
       }
@@ -565,16 +614,22 @@ static void test_ukernel_c4_variants(void) {
       continue;
     }
     for (size_t ki = 0; ki < sizeof kqs / sizeof kqs[0]; ++ki) {
-      for (int fill = 0; fill < QT_C4_FILLS; ++fill) {
+      for (int fill = 0; fill < QT_C4_FILLS * QT_SCALE_KINDS * QT_ROADS; ++fill) {
         const size_t kq = kqs[ki];
+        const int kind = fill / QT_C4_FILLS % QT_SCALE_KINDS;
+        const int road = fill / QT_C4_FILLS / QT_SCALE_KINDS;
         int8_t* a = kt_scratch((kq + 1) * MR * 4);
         uint8_t* b = kt_scratch((kq + 1) * NR * 4);
-        qt_fill_weights(fill, a, kq * MR * 4);
-        qt_fill_inputs(fill, b, kq * NR * 4);
+        qt_fill_weights(fill % QT_C4_FILLS, a, kq * MR * 4);
+        qt_fill_inputs(fill % QT_C4_FILLS, b, kq * NR * 4);
         int32_t terms[MR];
         float scale[MR];
-        qt_fill_terms(fill, kq, MR, terms, scale);
-        const axle_qu8_requant_t rq = {scale, qt_int(0, 255), 3, 250};
+        qt_fill_terms(fill % QT_C4_FILLS, kq, MR, terms, scale);
+        for (size_t i = 0; kind != QT_SCALE_SMALL && i < MR; ++i) {
+          terms[i] = qt_term(kind);
+          scale[i] = qt_scale(kind);
+        }
+        const axle_qu8_requant_t rq = qt_requant(road, scale, MR, qt_int(0, 255), 3, 250);
         for (size_t mr = 1; mr <= MR; ++mr) {
           for (size_t nr = 1; nr <= NR; ++nr) {
             uint8_t want[MR * LDY], got[MR * LDY];
@@ -619,7 +674,7 @@ static void qt_column_case(size_t k_groups, int fill, int quads, qt_c4_fn c4,
   int32_t terms[MR];
   float scale[MR];
   qt_fill_terms(fill, k_groups, MR, terms, scale);
-  const axle_qu8_requant_t rq = {scale, qt_int(0, 255), 3, 250};
+  const axle_qu8_requant_t rq = qt_requant(QT_ROAD_INIT, scale, MR, qt_int(0, 255), 3, 250);
   for (size_t mr = 1; mr <= rows; ++mr) {
     uint8_t want[MR * LDY], got[MR * LDY];
     memset(want, 7, sizeof want);
@@ -751,7 +806,7 @@ static void test_ukernel_c4_by_hand(void) {
   memcpy(b, x, 4);
   const int32_t terms[1] = {6};
   const float scale[1] = {0.5f};
-  const axle_qu8_requant_t rq = {scale, 130, 0, 255};
+  const axle_qu8_requant_t rq = qt_requant(QT_ROAD_INIT, scale, 1, 130, 0, 255);
   uint8_t y[2];
   axle_qu8_gemm_12x16c4__scalar(1, 2, 1, a, b, terms, scale, &rq, y, 2);
   CU_ASSERT_EQUAL(y[0], 5);
@@ -801,19 +856,19 @@ static void qt_dw_channel(int fill, int32_t zp, int16_t* w, int32_t* term, float
   *scale = fill == QT_RANDOM ? 1.0f / (float)qt_int(20, 400) : 100.0f / (9.0f * 255.0f * 128.0f);
 }
 
-static axle_qu8_requant_t qt_dw_requant(int fill, const float* scales) {
-  const axle_qu8_requant_t rq = {scales, fill == QT_RANDOM ? qt_int(0, 255) : 128,
-                                 (uint8_t)(fill == QT_RANDOM ? qt_int(0, 20) : 0),
-                                 (uint8_t)(fill == QT_RANDOM ? qt_int(235, 255) : 255)};
-  return rq;
+static axle_qu8_requant_t qt_dw_requant(int fill, int road, const float* scales, size_t channels) {
+  return qt_requant(road, scales, channels, fill == QT_RANDOM ? qt_int(0, 255) : 128,
+                    (uint8_t)(fill == QT_RANDOM ? qt_int(0, 20) : 0),
+                    (uint8_t)(fill == QT_RANDOM ? qt_int(235, 255) : 255));
 }
 
 /* One plane of every 3x3 depthwise variant against the scalar one, bit for
- * bit, with a canary after the plane (tail stores must stop at its end).
- * The input is allocated to its exact size, so the sanitizer build sees a
- * read past it. */
-static void qt_dw_plane(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int64_t pad_end,
-                        int fill) {
+ * bit, with a canary after the plane (tail stores must stop at its end),
+ * on the scales of qt_scale(kind) (the channel's own for QT_SCALE_SMALL)
+ * and the output stage's road. The input is allocated to its exact size,
+ * so the sanitizer build sees a read past it. */
+static void qt_dw_plane_on(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int64_t pad_end,
+                           int fill, int kind, int road) {
   axle_f32_conv_params_t p;
   if (!qt_dw_params(ih, iw, stride, pad, pad_end, &p)) return;
   const size_t n_in = (size_t)(ih * iw), n_out = (size_t)(p.out[1] * p.out[2]);
@@ -824,8 +879,12 @@ static void qt_dw_plane(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int
   int32_t term;
   float scale;
   qt_dw_channel(fill, zp, w, &term, &scale);
+  if (kind != QT_SCALE_SMALL) {
+    term = qt_term(kind);
+    scale = qt_scale(kind);
+  }
   const float scales[1] = {scale};
-  const axle_qu8_requant_t rq = qt_dw_requant(fill, scales);
+  const axle_qu8_requant_t rq = qt_dw_requant(fill, road, scales, 1);
   void* tmp = kt_scratch(axle_qu8_dwconv_tmp_size(&p));
   uint8_t* want = kt_scratch(n_out + 64);
   uint8_t* got = kt_scratch(n_out + 64);
@@ -842,15 +901,28 @@ static void qt_dw_plane(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int
     memset(got, 0xA5, n_out + 64);
     variants[v].fn(&p, x, zp, w, term, scale, &rq, got, tmp);
     char what[160];
-    snprintf(what, sizeof what, "dwconv 3x3 %s, %lldx%lld stride %lld pad %lld/%lld fill %d",
+    snprintf(what, sizeof what,
+             "dwconv 3x3 %s, %lldx%lld stride %lld pad %lld/%lld fill %d scales %d road %d",
              variants[v].name, (long long)ih, (long long)iw, (long long)stride, (long long)pad,
-             (long long)pad_end, fill);
+             (long long)pad_end, fill, kind, road);
     if (qt_same(what, got, want, n_out + 64) == 0) break;
   }
   free(x);
   free(tmp);
   free(want);
   free(got);
+}
+
+/* A plane on both roads; the extreme scales on random operands. */
+static void qt_dw_plane(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int64_t pad_end,
+                        int fill) {
+  for (int road = 0; road < QT_ROADS; ++road) {
+    qt_dw_plane_on(ih, iw, stride, pad, pad_end, fill, QT_SCALE_SMALL, road);
+    if (fill == QT_RANDOM) {
+      qt_dw_plane_on(ih, iw, stride, pad, pad_end, fill, QT_SCALE_BELOW_ONE, road);
+      qt_dw_plane_on(ih, iw, stride, pad, pad_end, fill, QT_SCALE_ABOVE_ONE, road);
+    }
+  }
 }
 
 static void test_dwconv_plane_variants(void) {
@@ -892,7 +964,7 @@ static void qt_dw16(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int64_t
   float* scales = malloc(channels * sizeof(float));
   for (size_t c = 0; c < channels; ++c)
     qt_dw_channel(fill, zp, w + c * W_STRIDE, terms + c * T_STRIDE, scales + c);
-  const axle_qu8_requant_t rq = qt_dw_requant(fill, scales);
+  const axle_qu8_requant_t rq = qt_dw_requant(fill, QT_ROAD_INIT, scales, channels);
   void* tmp = kt_scratch(axle_qu8_dwconv_tmp_size(&p) + axle_qu8_dwconv16_tmp_size(&p));
   uint8_t* want = kt_scratch(n_out * channels + 64);
   uint8_t* got = kt_scratch(n_out * channels + 64);
@@ -1141,6 +1213,7 @@ int main(void) {
       {"prepared conv = reference, ties and clamps", test_conv_ties_and_clamps},
       {"tie fill produces ties", test_conv_ties_are_exercised},
       {"pack_b avx2 = scalar", test_pack_b_variants},
+      {"output stage: scales_below_one", test_requant_init},
       {"micro-kernel 6x16 avx2 = scalar", test_ukernel_variants},
       {"micro-kernel 12x16c4, by hand", test_ukernel_c4_by_hand},
       {"VNNI micro-kernels 12x16c4 (avx512, avxvnni) = scalar", test_ukernel_c4_variants},
