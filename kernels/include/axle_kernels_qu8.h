@@ -36,22 +36,29 @@
 extern "C" {
 #endif
 
-/* Output stage of the quantized convolution (see the contract above).
- * scales_below_one changes no result, only the road to it: 1 says every
- * scale is below 1, so |(float)acc * scale| < 2^31 and the vector variants
- * convert to int32 without first capping the value (one instruction of
- * about seven per vector of outputs in the GEMM tiles' epilogues; the cap
- * keeps the conversion defined for larger scales). 0 is always correct;
- * axle_qu8_requant_init sets it. */
+/* Steps of the vector variants' output stage that a layer's values make
+ * no-ops, so a variant may leave them out; the bits cannot change. Each is
+ * about one instruction of seven per vector of outputs in the GEMM tiles'
+ * epilogues. */
+enum {
+  /* Every scale below 1: |(float)acc * scale| < 2^31, so the conversion to
+   * int32 needs no cap first (the cap keeps it defined for larger scales). */
+  AXLE_QU8_SKIP_CAP = 1,
+  AXLE_QU8_SKIP_ZERO_POINT = 2, /* zero_point 0 */
+  AXLE_QU8_SKIP_CLAMP = 4,      /* min 0 and max 255: the unsigned pack clamps */
+  AXLE_QU8_SKIP_ALL = 7
+};
+
+/* Output stage of the quantized convolution (see the contract above). */
 typedef struct axle_qu8_requant_t {
-  const float* scale;       /* [out_channels] */
-  int32_t zero_point;       /* 0..255 */
-  uint8_t min, max;         /* clamp after adding the zero point (0, 255: none) */
-  uint8_t scales_below_one; /* see above */
+  const float* scale; /* [out_channels] */
+  int32_t zero_point; /* 0..255 */
+  uint8_t min, max;   /* clamp after adding the zero point (0, 255: none) */
+  uint8_t skip;       /* AXLE_QU8_SKIP_* bits; 0 is always correct */
 } axle_qu8_requant_t;
 
-/* Fills rq for channels output channels. scale is borrowed: it must
- * outlive rq. Reentrant. */
+/* Fills rq for channels output channels, skip included. scale is
+ * borrowed: it must outlive rq. Reentrant. */
 void axle_qu8_requant_init(axle_qu8_requant_t* rq, const float* scale, size_t channels,
                            int32_t zero_point, uint8_t min, uint8_t max);
 

@@ -156,7 +156,7 @@ AXLE_AVX2 void axle_qu8_dwconv16_3x3__avx2(const axle_f32_conv_params_t* p, cons
       }
       _mm_storeu_si128(
           (__m128i*)(o + 16 * (oy * ow + ox)),
-          axle_qu8_narrow16(axle_qu8_scale8(lo, slo, 1), axle_qu8_scale8(hi, shi, 1), &regs));
+          axle_qu8_narrow16(axle_qu8_scale8(lo, slo, 0), axle_qu8_scale8(hi, shi, 0), &regs));
     }
 
   /* Back to the output planes, 16 pixels of every channel at a time (the

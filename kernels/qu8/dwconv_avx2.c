@@ -80,7 +80,7 @@ AXLE_AVX2_INLINE __m128i group16(const uint8_t* x, int64_t row_bytes, const __m2
     lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), wp[i]));
     hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), wp[i]));
   }
-  return axle_qu8_narrow16(axle_qu8_scale8(lo, vs, 1), axle_qu8_scale8(hi, vs, 1), regs);
+  return axle_qu8_narrow16(axle_qu8_scale8(lo, vs, 0), axle_qu8_scale8(hi, vs, 0), regs);
 }
 
 AXLE_AVX2_INLINE __m256i load16(const int16_t* p) { return _mm256_loadu_si256((const __m256i*)p); }
@@ -145,8 +145,8 @@ AXLE_AVX2 void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p,
   uint8_t* flat = (uint8_t*)tmp + l.plane_bytes;
   for (int64_t g = 0; g < l.flat_groups; ++g) {
     const int16_t* x = plane + g * 16;
-    const __m256i e = axle_qu8_scale8(even8(x, l.row_len, &dw, vt), vs, 1);
-    const __m256i o = axle_qu8_scale8(even8(x + 1, l.row_len, &dw, vt), vs, 1);
+    const __m256i e = axle_qu8_scale8(even8(x, l.row_len, &dw, vt), vs, 0);
+    const __m256i o = axle_qu8_scale8(even8(x + 1, l.row_len, &dw, vt), vs, 0);
     const __m256i s16 = _mm256_adds_epi16(_mm256_shuffle_epi8(_mm256_packs_epi32(e, o), interleave),
                                           regs.zero_point);
     const __m256i u8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(s16, s16), 0x08);

@@ -90,7 +90,7 @@ AXLE_AVX512_INLINE void narrow_plane(const dw_rows_t* rows, const int64_t s, int
     __m512i acc = vt;
     for (int ky = 0; ky < 3; ++ky)
       acc = _mm512_dpbusd_epi32(acc, _mm512_shuffle_i64x2(t[ky], t[ky + s], 0x44), wq[ky]);
-    const __m512i q = _mm512_add_epi32(axle_qu8_round16(acc, vs, 1), zp);
+    const __m512i q = _mm512_add_epi32(axle_qu8_round16(acc, vs, 0), zp);
     const __m128i v = _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(q, lo), hi));
     uint8_t* y = y_plane + oy * ow;
     _mm_mask_storeu_epi8(y, first, v);
@@ -106,10 +106,10 @@ AXLE_AVX512_INLINE void narrow_plane(const dw_rows_t* rows, const int64_t s, int
  * bottom in blocks of four output rows, which share their input rows'
  * triples (t[k]: input row iy + k) and one narrowing. A last block's rows
  * past the plane compute on whatever rows they read (the zero point past
- * the input) and are not stored. s and capped (axle_qu8_round16) are
- * constants here, so t stays in registers and the cap is compiled out
- * where it is not needed. */
-AXLE_AVX512_INLINE void wide_plane(dw_rows_t* rows, const int64_t s, const int capped,
+ * the input) and are not stored. s and skip (AXLE_QU8_SKIP_SWITCH) are
+ * constants here, so t stays in registers and the skipped steps are
+ * compiled out. */
+AXLE_AVX512_INLINE void wide_plane(dw_rows_t* rows, const int64_t s, const unsigned skip,
                                    int64_t pad_left, int64_t span, int64_t y0, int64_t oh,
                                    int64_t ow, const __m512i wq[3], __m512i vt, __m512 vs,
                                    const axle_qu8_requant_t* rq, uint8_t* y_plane) {
@@ -130,9 +130,9 @@ AXLE_AVX512_INLINE void wide_plane(dw_rows_t* rows, const int64_t s, const int c
       for (int r = 0; r < 4; ++r) {
         __m512i acc = _mm512_dpbusd_epi32(vt, t[r * s], wq[0]);
         acc = _mm512_dpbusd_epi32(acc, t[r * s + 1], wq[1]);
-        q[r] = axle_qu8_round16(_mm512_dpbusd_epi32(acc, t[r * s + 2], wq[2]), vs, capped);
+        q[r] = axle_qu8_round16(_mm512_dpbusd_epi32(acc, t[r * s + 2], wq[2]), vs, skip);
       }
-      const __m512i v = axle_qu8_narrow4x16(q[0], q[1], q[2], q[3], zp16, lo8, hi8);
+      const __m512i v = axle_qu8_narrow4x16(q[0], q[1], q[2], q[3], zp16, lo8, hi8, skip);
       /* Lane r to row oy + r: a full-width masked store placed 16 * r
        * bytes early (masked-off bytes are not accessed). */
       const uintptr_t y = (uintptr_t)(y_plane + oy * ow + ox);
@@ -170,15 +170,19 @@ AXLE_AVX512 void axle_qu8_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t*
       narrow_plane(&rows, 2, y0, oh, ow, wq, vt, vs, rq, y_plane);
     return;
   }
-  /* The narrow planes above keep the cap: 7x7 maps, too few outputs to
-   * pay for two more copies of their loops. */
+  /* The narrow planes above take every step: 7x7 maps, too few outputs to
+   * pay for more copies of their loops. */
   const int64_t pad_left = p->pad[2];
-  if (s == 1 && rq->scales_below_one)
-    wide_plane(&rows, 1, 0, pad_left, span, y0, oh, ow, wq, vt, vs, rq, y_plane);
-  else if (s == 1)
-    wide_plane(&rows, 1, 1, pad_left, span, y0, oh, ow, wq, vt, vs, rq, y_plane);
-  else if (rq->scales_below_one)
-    wide_plane(&rows, 2, 0, pad_left, span, y0, oh, ow, wq, vt, vs, rq, y_plane);
-  else
-    wide_plane(&rows, 2, 1, pad_left, span, y0, oh, ow, wq, vt, vs, rq, y_plane);
+#define AXLE_WIDE(stride, skip) \
+  wide_plane(&rows, stride, skip, pad_left, span, y0, oh, ow, wq, vt, vs, rq, y_plane)
+#define AXLE_WIDE1(skip) AXLE_WIDE(1, skip)
+#define AXLE_WIDE2(skip) AXLE_WIDE(2, skip)
+  if (s == 1) {
+    AXLE_QU8_SKIP_SWITCH(rq->skip, AXLE_WIDE1)
+  } else {
+    AXLE_QU8_SKIP_SWITCH(rq->skip, AXLE_WIDE2)
+  }
+#undef AXLE_WIDE2
+#undef AXLE_WIDE1
+#undef AXLE_WIDE
 }

@@ -67,20 +67,20 @@ AXLE_AVX2_INLINE __m256i pair(const int16_t* a, size_t i) {
   return _mm256_set1_epi32(v);
 }
 
-/* The tile's first mr rows and nr columns, requantised and stored;
- * capped as axle_qu8_scale8 takes it, a constant at each call. */
-AXLE_AVX2_INLINE void store6x16(const int capped, __m256i acc[MR][2], size_t mr, size_t nr,
+/* The tile's first mr rows and nr columns, requantised and stored,
+ * without the steps skip (a constant at each call) leaves out. */
+AXLE_AVX2_INLINE void store6x16(const unsigned skip, __m256i acc[MR][2], size_t mr, size_t nr,
                                 const float* scale, const axle_qu8_requant_t* rq, uint8_t* y,
                                 size_t ldy) {
   const axle_qu8_rq_regs_t regs = axle_qu8_rq_regs(rq);
   __m256i q[MR][2];
   for (size_t i = 0; i < MR; ++i) {
     const __m256 s = _mm256_set1_ps(i < mr ? scale[i] : 0.0f);
-    q[i][0] = axle_qu8_scale8(acc[i][0], s, capped);
-    q[i][1] = axle_qu8_scale8(acc[i][1], s, capped);
+    q[i][0] = axle_qu8_scale8(acc[i][0], s, skip);
+    q[i][1] = axle_qu8_scale8(acc[i][1], s, skip);
   }
   for (size_t i = 0; i < mr; i += 2) {
-    const __m256i v = axle_qu8_narrow2x16(q[i][0], q[i][1], q[i + 1][0], q[i + 1][1], &regs);
+    const __m256i v = axle_qu8_narrow2x16(q[i][0], q[i][1], q[i + 1][0], q[i + 1][1], &regs, skip);
     axle_qu8_store16(_mm256_castsi256_si128(v), nr, y + i * ldy);
     if (i + 1 < mr) axle_qu8_store16(_mm256_extracti128_si256(v, 1), nr, y + (i + 1) * ldy);
   }
@@ -130,10 +130,9 @@ AXLE_AVX2 void axle_qu8_gemm_6x16__avx2(size_t mr, size_t nr, size_t kp, const i
         acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(b0, pair(a, i)));
     }
   }
-  if (rq->scales_below_one)
-    store6x16(0, acc, mr, nr, scale, rq, y, ldy);
-  else
-    store6x16(1, acc, mr, nr, scale, rq, y, ldy);
+#define AXLE_STORE6X16(skip) store6x16(skip, acc, mr, nr, scale, rq, y, ldy)
+  AXLE_QU8_SKIP_SWITCH(rq->skip, AXLE_STORE6X16)
+#undef AXLE_STORE6X16
 }
 
 /* One output column: a pointwise layer on one pixel per image (a fully

@@ -24,7 +24,7 @@ enum { MR = AXLE_QU8_GEMM_C4_MR, NR = AXLE_QU8_GEMM_NR };
  * (masked-off bytes are not accessed). The AVX2 epilogue on the
  * accumulators' halves had taken ~13 instructions a row against ~6: at
  * K = 16 (16 -> 96 at 112x112) more than the vpdpbusd. */
-AXLE_AVX512_INLINE void store4(const int capped, const __m512i acc[4], size_t i, size_t mr,
+AXLE_AVX512_INLINE void store4(const unsigned skip, const __m512i acc[4], size_t i, size_t mr,
                                size_t nr, const float* scale, const axle_qu8_requant_t* rq,
                                uint8_t* y, size_t ldy) {
   const __m512i zp16 = _mm512_set1_epi16((short)rq->zero_point);
@@ -33,8 +33,8 @@ AXLE_AVX512_INLINE void store4(const int capped, const __m512i acc[4], size_t i,
   __m512i q[4];
 #pragma GCC unroll 4
   for (size_t r = 0; r < 4; ++r)
-    q[r] = axle_qu8_round16(acc[r], _mm512_set1_ps(i + r < mr ? scale[i + r] : 0.0f), capped);
-  const __m512i v = axle_qu8_narrow4x16(q[0], q[1], q[2], q[3], zp16, lo8, hi8);
+    q[r] = axle_qu8_round16(acc[r], _mm512_set1_ps(i + r < mr ? scale[i + r] : 0.0f), skip);
+  const __m512i v = axle_qu8_narrow4x16(q[0], q[1], q[2], q[3], zp16, lo8, hi8, skip);
   const uintptr_t row = (uintptr_t)(y + i * ldy);
 #pragma GCC unroll 4
   for (size_t r = 0; r < 4; ++r)
@@ -66,10 +66,9 @@ AXLE_AVX512_INLINE void tile_c4(const size_t R, size_t mr, size_t nr, size_t kq,
 #pragma GCC unroll 3
   for (size_t i = 0; i < R; i += 4) {
     if (i >= mr) break;
-    if (rq->scales_below_one)
-      store4(0, acc + i, i, mr, nr, scale, rq, y, ldy);
-    else
-      store4(1, acc + i, i, mr, nr, scale, rq, y, ldy);
+#define AXLE_STORE4(skip) store4(skip, acc + i, i, mr, nr, scale, rq, y, ldy)
+    AXLE_QU8_SKIP_SWITCH(rq->skip, AXLE_STORE4)
+#undef AXLE_STORE4
   }
 }
 

@@ -54,8 +54,8 @@ AXLE_AVXVNNI_INLINE void half_tile(size_t h0, size_t mr, size_t nr, size_t kq, c
     const __m256 s0 = _mm256_set1_ps(scale[h0 + i]);
     const __m256 s1 = _mm256_set1_ps(h0 + i + 1 < mr ? scale[h0 + i + 1] : 0.0f);
     const __m256i v = axle_qu8_narrow2x16(
-        axle_qu8_scale8(lo[i], s0, 1), axle_qu8_scale8(hi[i], s0, 1),
-        axle_qu8_scale8(lo[i + 1], s1, 1), axle_qu8_scale8(hi[i + 1], s1, 1), &regs);
+        axle_qu8_scale8(lo[i], s0, 0), axle_qu8_scale8(hi[i], s0, 0),
+        axle_qu8_scale8(lo[i + 1], s1, 0), axle_qu8_scale8(hi[i + 1], s1, 0), &regs, 0);
     axle_qu8_store16(_mm256_castsi256_si128(v), nr, y + (h0 + i) * ldy);
     if (h0 + i + 1 < mr)
       axle_qu8_store16(_mm256_extracti128_si256(v, 1), nr, y + (h0 + i + 1) * ldy);

@@ -25,6 +25,23 @@ static inline uint8_t axle_qu8_round_clamp(float v, int32_t zero_point, uint8_t 
   return (uint8_t)q;
 }
 
+/* Runs CALL(k) with k the constant equal to skip (AXLE_QU8_SKIP_* bits),
+ * one case per value, so that each road is compiled without the steps it
+ * skips. */
+/* clang-format off */
+#define AXLE_QU8_SKIP_SWITCH(skip, CALL)  \
+  switch ((skip) & AXLE_QU8_SKIP_ALL) {   \
+    case 0: CALL(0); break;               \
+    case 1: CALL(1); break;               \
+    case 2: CALL(2); break;               \
+    case 3: CALL(3); break;               \
+    case 4: CALL(4); break;               \
+    case 5: CALL(5); break;               \
+    case 6: CALL(6); break;               \
+    default: CALL(7); break;              \
+  }
+/* clang-format on */
+
 static inline uint8_t axle_qu8_requant(int32_t acc, float scale, const axle_qu8_requant_t* rq) {
   return axle_qu8_round_clamp((float)acc * scale, rq->zero_point, rq->min, rq->max);
 }

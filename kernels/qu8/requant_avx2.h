@@ -8,11 +8,13 @@
  * side, negative overflow already gives INT_MIN, and from there the
  * saturating int16 pack, saturating zero-point add and unsigned pack are
  * monotone, so anything beyond the u8 range still lands on 0 or 255. With
- * every scale below 1 (rq->scales_below_one) no product reaches 2^31 and
- * the GEMM tiles leave the cap out: MobileNetV2's int8 model 2.62 -> 2.53
- * ms at 1 thread (Zen 4, AVX-512 VNNI; the mean over 8 alternating pairs
- * of each side's fastest of 300 runs), where the cap was one of the
- * epilogue's ~7 instructions per vector. */
+ * every scale below 1 (AXLE_QU8_SKIP_CAP) no product reaches 2^31, and
+ * with zero point 0 or clamp [0, 255] those steps are no-ops: the GEMM
+ * tiles and the AVX-512 wide depthwise planes leave out what rq->skip
+ * says. Int8 MobileNetV2 at 1 thread, Zen 4 AVX-512 VNNI, each side's
+ * fastest of 300 runs over 6 alternating pairs: 2.46-2.51 -> 2.31-2.36 ms
+ * (the cap alone: 2.62 -> 2.53 on average over 8 pairs, a noisier hour);
+ * capped at AVX2, medians 5.72-5.80 -> 5.56-5.66. */
 #ifndef AXLE_KERNELS_QU8_REQUANT_AVX2_H_
 #define AXLE_KERNELS_QU8_REQUANT_AVX2_H_
 
@@ -43,12 +45,11 @@ AXLE_AVX2_INLINE __m256i axle_qu8_round8(__m256 f) {
   return _mm256_cvtps_epi32(_mm256_min_ps(f, _mm256_set1_ps(AXLE_QU8_REQUANT_BOUND)));
 }
 
-/* round(acc * scale), capped above unless capped is 0, which
- * rq->scales_below_one allows. capped is a constant at every call, so
- * each caller compiles the road it takes. */
-AXLE_AVX2_INLINE __m256i axle_qu8_scale8(__m256i acc, __m256 scale, const int capped) {
+/* round(acc * scale), capped above unless skip has AXLE_QU8_SKIP_CAP.
+ * skip is a constant at every call (AXLE_QU8_SKIP_SWITCH). */
+AXLE_AVX2_INLINE __m256i axle_qu8_scale8(__m256i acc, __m256 scale, const unsigned skip) {
   const __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), scale);
-  return capped ? axle_qu8_round8(f) : _mm256_cvtps_epi32(f);
+  return skip & AXLE_QU8_SKIP_CAP ? _mm256_cvtps_epi32(f) : axle_qu8_round8(f);
 }
 
 /* 16 rounded values plus the zero point, clamped, as u8. packs_epi32
@@ -73,15 +74,20 @@ AXLE_AVX2_INLINE __m128i axle_qu8_narrow16_ordered(__m256i v0, __m256i v1,
 }
 
 /* Two rows of 16: a0 (columns 0..7), a1 (8..15) of the first, b0, b1 of the
- * second; the first row in the low 128 bits of the result. */
+ * second; the first row in the low 128 bits of the result. The zero point
+ * and the clamp are left out where skip (a constant) says so. */
 AXLE_AVX2_INLINE __m256i axle_qu8_narrow2x16(__m256i a0, __m256i a1, __m256i b0, __m256i b1,
-                                             const axle_qu8_rq_regs_t* r) {
-  const __m256i sa = _mm256_adds_epi16(_mm256_packs_epi32(a0, a1), r->zero_point);
-  const __m256i sb = _mm256_adds_epi16(_mm256_packs_epi32(b0, b1), r->zero_point);
+                                             const axle_qu8_rq_regs_t* r, const unsigned skip) {
+  __m256i sa = _mm256_packs_epi32(a0, a1), sb = _mm256_packs_epi32(b0, b1);
+  if (!(skip & AXLE_QU8_SKIP_ZERO_POINT)) {
+    sa = _mm256_adds_epi16(sa, r->zero_point);
+    sb = _mm256_adds_epi16(sb, r->zero_point);
+  }
   /* Dwords now hold a 0-3, a 8-11, b 0-3, b 8-11 | a 4-7, a 12-15, b 4-7,
    * b 12-15. */
   const __m256i u8 = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(sa, sb),
                                                  _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  if (skip & AXLE_QU8_SKIP_CLAMP) return u8;
   return _mm256_min_epu8(_mm256_max_epu8(u8, r->lo), r->hi);
 }
 

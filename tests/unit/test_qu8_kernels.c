@@ -466,15 +466,22 @@ static void test_pack_b_variants(void) {
   }
 }
 
-/* The output stage of a variant test on one of its two roads: as
- * axle_qu8_requant_init sets it (QT_ROAD_INIT), or with the cap forced
- * (QT_ROAD_CAPPED), which the scales below 1 of most tests would skip. */
-enum { QT_ROAD_INIT = 0, QT_ROAD_CAPPED, QT_ROADS };
-static axle_qu8_requant_t qt_requant(int road, const float* scale, size_t channels,
+/* The output stages a variant test runs against the scalar kernels:
+ * stage % 4 picks the zero point and clamp (the test's own; zero point 0
+ * and clamp [0, 255], whose steps the vector epilogues may skip; one of
+ * the two), and stage / 4 picks skip as axle_qu8_requant_init sets it or
+ * 0 (every step taken, which most tests' scales below 1 would skip). */
+enum { QT_STAGE_AS_GIVEN = 0, QT_STAGE_FULL = 4, QT_STAGES = 8 };
+static axle_qu8_requant_t qt_requant(int stage, const float* scale, size_t channels,
                                      int32_t zero_point, uint8_t lo, uint8_t hi) {
+  if (stage % 4 == 1 || stage % 4 == 3) zero_point = 0;
+  if (stage % 4 == 1 || stage % 4 == 2) {
+    lo = 0;
+    hi = 255;
+  }
   axle_qu8_requant_t rq;
   axle_qu8_requant_init(&rq, scale, channels, zero_point, lo, hi);
-  if (road == QT_ROAD_CAPPED) rq.scales_below_one = 0;
+  if (stage >= QT_STAGE_FULL) rq.skip = 0;
   return rq;
 }
 
@@ -505,13 +512,17 @@ static void test_requant_init(void) {
   CU_ASSERT_EQUAL(rq.zero_point, 7);
   CU_ASSERT_EQUAL(rq.min, 1);
   CU_ASSERT_EQUAL(rq.max, 254);
-  CU_ASSERT_EQUAL(rq.scales_below_one, 1);
+  CU_ASSERT_EQUAL(rq.skip, AXLE_QU8_SKIP_CAP);
   axle_qu8_requant_init(&rq, one, 2, 0, 0, 255);
-  CU_ASSERT_EQUAL(rq.scales_below_one, 0);
-  axle_qu8_requant_init(&rq, nan, 2, 0, 0, 255);
-  CU_ASSERT_EQUAL(rq.scales_below_one, 0);
-  axle_qu8_requant_init(&rq, inf, 1, 0, 0, 255);
-  CU_ASSERT_EQUAL(rq.scales_below_one, 0);
+  CU_ASSERT_EQUAL(rq.skip, AXLE_QU8_SKIP_ZERO_POINT | AXLE_QU8_SKIP_CLAMP);
+  axle_qu8_requant_init(&rq, nan, 2, 1, 0, 255);
+  CU_ASSERT_EQUAL(rq.skip, AXLE_QU8_SKIP_CLAMP);
+  axle_qu8_requant_init(&rq, inf, 1, 0, 0, 254);
+  CU_ASSERT_EQUAL(rq.skip, AXLE_QU8_SKIP_ZERO_POINT);
+  axle_qu8_requant_init(&rq, below, 3, 0, 0, 255);
+  CU_ASSERT_EQUAL(rq.skip, AXLE_QU8_SKIP_ALL);
+  axle_qu8_requant_init(&rq, below, 3, 0, 1, 255);
+  CU_ASSERT_EQUAL(rq.skip, AXLE_QU8_SKIP_CAP | AXLE_QU8_SKIP_ZERO_POINT);
 }
 
 static void test_ukernel_variants(void) {
@@ -521,9 +532,9 @@ static void test_ukernel_variants(void) {
   }
   enum { MR = AXLE_QU8_GEMM_MR, NR = AXLE_QU8_GEMM_NR };
   static const size_t kps[] = {0, 1, 2, 7, 40};
-  for (size_t ki = 0; ki < 5 * QT_SCALE_KINDS * QT_ROADS; ++ki) {
+  for (size_t ki = 0; ki < 5 * QT_SCALE_KINDS * QT_STAGES; ++ki) {
     const size_t kp = kps[ki % 5];
-    const int kind = (int)(ki / 5 % QT_SCALE_KINDS), road = (int)(ki / 5 / QT_SCALE_KINDS);
+    const int kind = (int)(ki / 5 % QT_SCALE_KINDS), stage = (int)(ki / 5 / QT_SCALE_KINDS);
     int16_t* a = kt_scratch((kp + 1) * MR * 2 * sizeof(int16_t));
     int16_t* b = kt_scratch((kp + 1) * NR * 2 * sizeof(int16_t));
     for (size_t i = 0; i < kp * MR * 2; ++i) a[i] = (int16_t)qt_int(-128, 127);
@@ -534,7 +545,7 @@ static void test_ukernel_variants(void) {
       terms[i] = qt_term(kind);
       scale[i] = qt_scale(kind);
     }
-    const axle_qu8_requant_t rq = qt_requant(road, scale, MR, qt_int(0, 255), 3, 250);
+    const axle_qu8_requant_t rq = qt_requant(stage, scale, MR, qt_int(0, 255), 3, 250);
     for (size_t mr = 1; mr <= MR; ++mr) {
       for (size_t nr = 1; nr <= NR; ++nr) {
         uint8_t want[MR * 20], got[MR * 20];
@@ -543,8 +554,8 @@ static void test_ukernel_variants(void) {
         axle_qu8_gemm_6x16__scalar(mr, nr, kp, a, b, terms, scale, &rq, want, 20);
         axle_qu8_gemm_6x16__avx2(mr, nr, kp, a, b, terms, scale, &rq, got, 20);
         if (memcmp(want, got, sizeof want) != 0) {
-          fprintf(stderr, "\nukernel kp %zu scales %d road %d mr %zu nr %zu differs\n", kp, kind,
-                  road, mr, nr);
+          fprintf(stderr, "\nukernel kp %zu scales %d stage %d mr %zu nr %zu differs\n", kp, kind,
+                  stage, mr, nr);
           CU_FAIL("6x16 avx2 = scalar");
         }
       }
@@ -614,10 +625,10 @@ static void test_ukernel_c4_variants(void) {
       continue;
     }
     for (size_t ki = 0; ki < sizeof kqs / sizeof kqs[0]; ++ki) {
-      for (int fill = 0; fill < QT_C4_FILLS * QT_SCALE_KINDS * QT_ROADS; ++fill) {
+      for (int fill = 0; fill < QT_C4_FILLS * QT_SCALE_KINDS * QT_STAGES; ++fill) {
         const size_t kq = kqs[ki];
         const int kind = fill / QT_C4_FILLS % QT_SCALE_KINDS;
-        const int road = fill / QT_C4_FILLS / QT_SCALE_KINDS;
+        const int stage = fill / QT_C4_FILLS / QT_SCALE_KINDS;
         int8_t* a = kt_scratch((kq + 1) * MR * 4);
         uint8_t* b = kt_scratch((kq + 1) * NR * 4);
         qt_fill_weights(fill % QT_C4_FILLS, a, kq * MR * 4);
@@ -629,7 +640,7 @@ static void test_ukernel_c4_variants(void) {
           terms[i] = qt_term(kind);
           scale[i] = qt_scale(kind);
         }
-        const axle_qu8_requant_t rq = qt_requant(road, scale, MR, qt_int(0, 255), 3, 250);
+        const axle_qu8_requant_t rq = qt_requant(stage, scale, MR, qt_int(0, 255), 3, 250);
         for (size_t mr = 1; mr <= MR; ++mr) {
           for (size_t nr = 1; nr <= NR; ++nr) {
             uint8_t want[MR * LDY], got[MR * LDY];
@@ -674,7 +685,7 @@ static void qt_column_case(size_t k_groups, int fill, int quads, qt_c4_fn c4,
   int32_t terms[MR];
   float scale[MR];
   qt_fill_terms(fill, k_groups, MR, terms, scale);
-  const axle_qu8_requant_t rq = qt_requant(QT_ROAD_INIT, scale, MR, qt_int(0, 255), 3, 250);
+  const axle_qu8_requant_t rq = qt_requant(QT_STAGE_AS_GIVEN, scale, MR, qt_int(0, 255), 3, 250);
   for (size_t mr = 1; mr <= rows; ++mr) {
     uint8_t want[MR * LDY], got[MR * LDY];
     memset(want, 7, sizeof want);
@@ -806,7 +817,7 @@ static void test_ukernel_c4_by_hand(void) {
   memcpy(b, x, 4);
   const int32_t terms[1] = {6};
   const float scale[1] = {0.5f};
-  const axle_qu8_requant_t rq = qt_requant(QT_ROAD_INIT, scale, 1, 130, 0, 255);
+  const axle_qu8_requant_t rq = qt_requant(QT_STAGE_AS_GIVEN, scale, 1, 130, 0, 255);
   uint8_t y[2];
   axle_qu8_gemm_12x16c4__scalar(1, 2, 1, a, b, terms, scale, &rq, y, 2);
   CU_ASSERT_EQUAL(y[0], 5);
@@ -856,8 +867,8 @@ static void qt_dw_channel(int fill, int32_t zp, int16_t* w, int32_t* term, float
   *scale = fill == QT_RANDOM ? 1.0f / (float)qt_int(20, 400) : 100.0f / (9.0f * 255.0f * 128.0f);
 }
 
-static axle_qu8_requant_t qt_dw_requant(int fill, int road, const float* scales, size_t channels) {
-  return qt_requant(road, scales, channels, fill == QT_RANDOM ? qt_int(0, 255) : 128,
+static axle_qu8_requant_t qt_dw_requant(int fill, int stage, const float* scales, size_t channels) {
+  return qt_requant(stage, scales, channels, fill == QT_RANDOM ? qt_int(0, 255) : 128,
                     (uint8_t)(fill == QT_RANDOM ? qt_int(0, 20) : 0),
                     (uint8_t)(fill == QT_RANDOM ? qt_int(235, 255) : 255));
 }
@@ -865,10 +876,10 @@ static axle_qu8_requant_t qt_dw_requant(int fill, int road, const float* scales,
 /* One plane of every 3x3 depthwise variant against the scalar one, bit for
  * bit, with a canary after the plane (tail stores must stop at its end),
  * on the scales of qt_scale(kind) (the channel's own for QT_SCALE_SMALL)
- * and the output stage's road. The input is allocated to its exact size,
+ * and the output stage of qt_requant(stage). The input is allocated to its exact size,
  * so the sanitizer build sees a read past it. */
 static void qt_dw_plane_on(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int64_t pad_end,
-                           int fill, int kind, int road) {
+                           int fill, int kind, int stage) {
   axle_f32_conv_params_t p;
   if (!qt_dw_params(ih, iw, stride, pad, pad_end, &p)) return;
   const size_t n_in = (size_t)(ih * iw), n_out = (size_t)(p.out[1] * p.out[2]);
@@ -884,7 +895,7 @@ static void qt_dw_plane_on(int64_t ih, int64_t iw, int64_t stride, int64_t pad, 
     scale = qt_scale(kind);
   }
   const float scales[1] = {scale};
-  const axle_qu8_requant_t rq = qt_dw_requant(fill, road, scales, 1);
+  const axle_qu8_requant_t rq = qt_dw_requant(fill, stage, scales, 1);
   void* tmp = kt_scratch(axle_qu8_dwconv_tmp_size(&p));
   uint8_t* want = kt_scratch(n_out + 64);
   uint8_t* got = kt_scratch(n_out + 64);
@@ -902,9 +913,9 @@ static void qt_dw_plane_on(int64_t ih, int64_t iw, int64_t stride, int64_t pad, 
     variants[v].fn(&p, x, zp, w, term, scale, &rq, got, tmp);
     char what[160];
     snprintf(what, sizeof what,
-             "dwconv 3x3 %s, %lldx%lld stride %lld pad %lld/%lld fill %d scales %d road %d",
+             "dwconv 3x3 %s, %lldx%lld stride %lld pad %lld/%lld fill %d scales %d stage %d",
              variants[v].name, (long long)ih, (long long)iw, (long long)stride, (long long)pad,
-             (long long)pad_end, fill, kind, road);
+             (long long)pad_end, fill, kind, stage);
     if (qt_same(what, got, want, n_out + 64) == 0) break;
   }
   free(x);
@@ -913,15 +924,15 @@ static void qt_dw_plane_on(int64_t ih, int64_t iw, int64_t stride, int64_t pad, 
   free(got);
 }
 
-/* A plane on both roads; the extreme scales on random operands. */
+/* A plane on every output stage; the extreme scales on random operands,
+ * with skip as set and forced to 0. */
 static void qt_dw_plane(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int64_t pad_end,
                         int fill) {
-  for (int road = 0; road < QT_ROADS; ++road) {
-    qt_dw_plane_on(ih, iw, stride, pad, pad_end, fill, QT_SCALE_SMALL, road);
-    if (fill == QT_RANDOM) {
-      qt_dw_plane_on(ih, iw, stride, pad, pad_end, fill, QT_SCALE_BELOW_ONE, road);
-      qt_dw_plane_on(ih, iw, stride, pad, pad_end, fill, QT_SCALE_ABOVE_ONE, road);
-    }
+  for (int stage = 0; stage < QT_STAGES; ++stage)
+    qt_dw_plane_on(ih, iw, stride, pad, pad_end, fill, QT_SCALE_SMALL, stage);
+  for (int stage = 0; fill == QT_RANDOM && stage < QT_STAGES; stage += QT_STAGE_FULL) {
+    qt_dw_plane_on(ih, iw, stride, pad, pad_end, fill, QT_SCALE_BELOW_ONE, stage);
+    qt_dw_plane_on(ih, iw, stride, pad, pad_end, fill, QT_SCALE_ABOVE_ONE, stage);
   }
 }
 
@@ -964,7 +975,7 @@ static void qt_dw16(int64_t ih, int64_t iw, int64_t stride, int64_t pad, int64_t
   float* scales = malloc(channels * sizeof(float));
   for (size_t c = 0; c < channels; ++c)
     qt_dw_channel(fill, zp, w + c * W_STRIDE, terms + c * T_STRIDE, scales + c);
-  const axle_qu8_requant_t rq = qt_dw_requant(fill, QT_ROAD_INIT, scales, channels);
+  const axle_qu8_requant_t rq = qt_dw_requant(fill, QT_STAGE_AS_GIVEN, scales, channels);
   void* tmp = kt_scratch(axle_qu8_dwconv_tmp_size(&p) + axle_qu8_dwconv16_tmp_size(&p));
   uint8_t* want = kt_scratch(n_out * channels + 64);
   uint8_t* got = kt_scratch(n_out * channels + 64);
@@ -1213,7 +1224,7 @@ int main(void) {
       {"prepared conv = reference, ties and clamps", test_conv_ties_and_clamps},
       {"tie fill produces ties", test_conv_ties_are_exercised},
       {"pack_b avx2 = scalar", test_pack_b_variants},
-      {"output stage: scales_below_one", test_requant_init},
+      {"output stage: the steps it lets the vector variants skip", test_requant_init},
       {"micro-kernel 6x16 avx2 = scalar", test_ukernel_variants},
       {"micro-kernel 12x16c4, by hand", test_ukernel_c4_by_hand},
       {"VNNI micro-kernels 12x16c4 (avx512, avxvnni) = scalar", test_ukernel_c4_variants},
