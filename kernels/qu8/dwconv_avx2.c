@@ -102,6 +102,30 @@ AXLE_AVX2_INLINE __m256i even8(const int16_t* x, int64_t row_len, const dw_weigh
   return acc;
 }
 
+/* Stride 1: the padded int16 plane's outputs, 16 a group, into flat,
+ * without the steps skip (a constant at each call) leaves out. */
+AXLE_AVX2_INLINE void flat_groups(const unsigned skip, const int16_t* plane, const dw_layout_t* l,
+                                  const dw_weights_t* dw, __m256i vt, __m256 vs,
+                                  const axle_qu8_rq_regs_t* regs, uint8_t* flat) {
+  /* Even outputs in e, odd in o; after packs_epi32 each 128-bit lane holds
+   * 4 even then 4 odd int16, which this shuffle interleaves. */
+  const __m256i interleave = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
+                                              0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+  for (int64_t g = 0; g < l->flat_groups; ++g) {
+    const int16_t* x = plane + g * 16;
+    const __m256i e = axle_qu8_scale8(even8(x, l->row_len, dw, vt), vs, skip);
+    const __m256i o = axle_qu8_scale8(even8(x + 1, l->row_len, dw, vt), vs, skip);
+    __m256i s16 = _mm256_shuffle_epi8(_mm256_packs_epi32(e, o), interleave);
+    if (!(skip & AXLE_QU8_SKIP_ZERO_POINT)) s16 = _mm256_adds_epi16(s16, regs->zero_point);
+    const __m256i u8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(s16, s16), 0x08);
+    __m128i v = _mm256_castsi256_si128(u8);
+    if (!(skip & AXLE_QU8_SKIP_CLAMP))
+      v = _mm_min_epu8(_mm_max_epu8(v, _mm256_castsi256_si128(regs->lo)),
+                       _mm256_castsi256_si128(regs->hi));
+    _mm_storeu_si128((__m128i*)(flat + g * 16), v);
+  }
+}
+
 AXLE_AVX2 void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p,
                                                const uint8_t* x_plane, int32_t x_zero_point,
                                                const int16_t* w, int32_t term, float scale,
@@ -137,23 +161,9 @@ AXLE_AVX2 void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p,
         (int32_t)(((uint32_t)(uint16_t)w[3 * ky + 1] << 16) | (uint16_t)w[3 * ky]));
     dw.wb[ky] = _mm256_set1_epi32((int32_t)(uint16_t)w[3 * ky + 2]);
   }
-  const int16_t* plane = tmp;
-  /* Even outputs in e, odd in o; after packs_epi32 each 128-bit lane holds
-   * 4 even then 4 odd int16, which this shuffle interleaves. */
-  const __m256i interleave = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
-                                              0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
   uint8_t* flat = (uint8_t*)tmp + l.plane_bytes;
-  for (int64_t g = 0; g < l.flat_groups; ++g) {
-    const int16_t* x = plane + g * 16;
-    const __m256i e = axle_qu8_scale8(even8(x, l.row_len, &dw, vt), vs, 0);
-    const __m256i o = axle_qu8_scale8(even8(x + 1, l.row_len, &dw, vt), vs, 0);
-    const __m256i s16 = _mm256_adds_epi16(_mm256_shuffle_epi8(_mm256_packs_epi32(e, o), interleave),
-                                          regs.zero_point);
-    const __m256i u8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(s16, s16), 0x08);
-    const __m128i v =
-        _mm_min_epu8(_mm_max_epu8(_mm256_castsi256_si128(u8), _mm256_castsi256_si128(regs.lo)),
-                     _mm256_castsi256_si128(regs.hi));
-    _mm_storeu_si128((__m128i*)(flat + g * 16), v);
-  }
+#define AXLE_FLAT(skip) flat_groups(skip, tmp, &l, &dw, vt, vs, &regs, flat)
+  AXLE_QU8_SKIP_SWITCH(rq->skip, AXLE_FLAT)
+#undef AXLE_FLAT
   unflatten(flat, &l, oh, ow, y_plane);
 }
