@@ -172,6 +172,10 @@ typedef struct gemm_run_t {
   axle_qu8_gemm_c4_ukernel_fn column_c4;
   im2col_fn im2col;
   size_t n_chunks, m_chunks; /* per (image, group) */
+  /* Each thread's private output (gemm_private_bytes), after the workers'
+   * scratch, or NULL. */
+  unsigned char* private_out;
+  size_t private_bytes;
 } gemm_run_t;
 
 /* r for a run of plan at the current ISA level, one chunk each way. */
@@ -210,6 +214,59 @@ static void chunk_range(size_t count, size_t chunks, size_t i, size_t* lo, size_
 /* The largest map whose threads split by channels when the plan asks
  * (56x56). */
 #define SPLIT_CHANNELS_MAX_PIXELS 3136
+
+/* The chunks a run on `threads` cuts each (image, group) into: about 4
+ * tasks per thread in all, over pixel strips first (each strip is packed
+ * once per task), then over weight panels when the image has too few
+ * strips (7x7 maps). */
+static void gemm_chunks(const axle_qu8_conv_plan_t* plan, uint32_t threads, size_t* n_chunks,
+                        size_t* m_chunks) {
+  *n_chunks = *m_chunks = 1;
+  if (threads < 2) return;
+  const size_t units = (size_t)(plan->p.batch * plan->p.groups);
+  const size_t want = ((size_t)threads * 4 + units - 1) / units;
+  const size_t strips = (plan->n + NR - 1) / NR;
+  *n_chunks = strips < want ? strips : want;
+  const size_t m_want = (want + *n_chunks - 1) / *n_chunks;
+  *m_chunks = m_panels(plan) < m_want ? m_panels(plan) : m_want;
+  if ((plan->split_channels && plan->n <= SPLIT_CHANNELS_MAX_PIXELS) || strips <= 4) {
+    /* One range of weight panels per thread, each packing every strip.
+     * Where the plan asks: MobileNetV2's expansions had split by pixels,
+     * leaving each thread of the depthwise layer after them half its
+     * planes in the other core's cache (int8 model, 2 threads: 1.79 ->
+     * 1.69 ms; one range per thread rather than four, which pack each
+     * strip four times: 1.65 -> 1.60). Not on larger maps, whose strips
+     * (the stem's im2col) would be packed by every thread: with the
+     * 112x112 layers split so too, 1.62-1.65 -> 1.70-1.79 ms. And on maps
+     * of four strips or fewer (7x7), whose (strip, panel range) tasks
+     * each packed their strip: 960 -> 160 alone 19.2 -> 17.3 us, the int8
+     * model 1.59 -> 1.54 and 1.57 -> 1.55 ms (both orders). */
+    *n_chunks = 1;
+    *m_chunks = m_panels(plan) < threads ? m_panels(plan) : threads;
+  }
+}
+
+/* The narrowest pixel chunk whose tasks write privately. */
+#define PRIVATE_MIN_COLS 256
+
+/* Where threads split a map by pixels in chunks of PRIVATE_MIN_COLS or
+ * more, a task writes its chunk of every output channel into its thread's
+ * private buffer (this many bytes) and copies the rows out at the end, as
+ * the depthwise tasks do (dw_private_bytes says why). Int8 MobileNetV2 at
+ * 2 threads (Zen 4, alternating pairs): with the cores sharing a cache,
+ * fastest runs 1.378-1.388 -> 1.371-1.381 ms over 8 pairs; with the host
+ * keeping them apart (320-335 ns a round trip), medians 2.46-2.57 ->
+ * 2.29-2.40. Narrower chunks (the 14x14 maps' 32 pixels) copy rows of a
+ * fraction of a cache line and measured slower. */
+static size_t gemm_private_bytes(const axle_qu8_conv_plan_t* plan, uint32_t threads) {
+  if (plan->algo == AXLE_QU8_CONV_DEPTHWISE) return 0;
+  size_t n_chunks, m_chunks;
+  gemm_chunks(plan, threads, &n_chunks, &m_chunks);
+  if (n_chunks < 2 || m_chunks != 1) return 0;
+  const size_t strips = (plan->n + NR - 1) / NR;
+  const size_t widest = (strips + n_chunks - 1) / n_chunks * NR;
+  return widest >= PRIVATE_MIN_COLS ? round64(plan->m * widest) : 0;
+}
 
 /* Packs cols pixels of the plan's K rows (row stride rs) as a strip. */
 static void pack_strip(const gemm_run_t* r, size_t cols, const uint8_t* src, size_t rs,
@@ -259,6 +316,11 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
   size_t s0, s1, p0, p1;
   chunk_range((n + NR - 1) / NR, r->n_chunks, nc, &s0, &s1);
   chunk_range(m_panels(plan), r->m_chunks, mc, &p0, &p1);
+  /* Output pixels [c0, c0 + width) of every channel, into yg or the
+   * thread's private rows (width apart; m_chunks is 1 there). */
+  const size_t c0 = s0 * NR, width = (s1 * NR < n ? s1 * NR : n) - c0;
+  uint8_t* const out = r->private_out ? r->private_out + (size_t)thread * r->private_bytes : yg;
+  const size_t ldo = r->private_out ? width : n, o0 = r->private_out ? 0 : c0;
   const size_t block = plan->algo == AXLE_QU8_CONV_IM2COL ? im2col_strips(plan) : 0;
   size_t block_j0 = 0, block_cols = 0; /* the im2col block in cols_buf */
   for (size_t s = s0; s < s1; ++s) {
@@ -277,8 +339,10 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
     }
     pack_strip(r, cols, src, rs, strip);
     for (size_t pi = p0; pi < p1; ++pi)
-      panel_tile(r, pi, cols, a, strip, terms, scale, yg + pi * mr * n + j0, n);
+      panel_tile(r, pi, cols, a, strip, terms, scale, out + pi * mr * ldo + o0 + (j0 - c0), ldo);
   }
+  if (r->private_out)
+    for (size_t i = 0; i < m; ++i) memcpy(yg + i * n + c0, out + i * width, width);
 }
 
 /* ---- depthwise -------------------------------------------------------------- */
@@ -353,6 +417,12 @@ static size_t dw_private_bytes(const axle_qu8_conv_plan_t* plan, uint32_t thread
   return round64(dw_planes_per_task(plan, threads, 1) * plan->n);
 }
 
+/* A thread's private output of either kind. */
+static size_t private_bytes(const axle_qu8_conv_plan_t* plan, uint32_t threads) {
+  return plan->algo == AXLE_QU8_CONV_DEPTHWISE ? dw_private_bytes(plan, threads)
+                                               : gemm_private_bytes(plan, threads);
+}
+
 static void dw_task(void* arg, size_t task, uint32_t thread) {
   const dw_run_t* r = arg;
   const axle_qu8_conv_plan_t* plan = r->plan;
@@ -407,7 +477,7 @@ static void dw_task(void* arg, size_t task, uint32_t thread) {
 
 size_t axle_qu8_conv_scratch_size(const axle_qu8_conv_plan_t* plan, uint32_t threads) {
   if (threads < 1) threads = 1;
-  return (worker_bytes(plan) + dw_private_bytes(plan, threads)) * threads;
+  return (worker_bytes(plan) + private_bytes(plan, threads)) * threads;
 }
 
 void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const void* packed,
@@ -436,31 +506,10 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
   gemm_run_t r;
   gemm_run_init(plan, x, packed, rq, y, scratch, &r);
   const size_t units = (size_t)(p->batch * p->groups);
-  if (threads > 1) {
-    /* About 4 tasks per thread in all, over pixel strips first (each
-     * strip is packed once per task), then over weight panels when the
-     * image has too few strips (7x7 maps). */
-    const size_t want = ((size_t)threads * 4 + units - 1) / units;
-    const size_t strips = (plan->n + NR - 1) / NR;
-    r.n_chunks = strips < want ? strips : want;
-    const size_t m_want = (want + r.n_chunks - 1) / r.n_chunks;
-    r.m_chunks = m_panels(plan) < m_want ? m_panels(plan) : m_want;
-    if ((plan->split_channels && plan->n <= SPLIT_CHANNELS_MAX_PIXELS) || strips <= 4) {
-      /* One range of weight panels per thread, each packing every strip.
-       * Where the plan asks: MobileNetV2's expansions had split by pixels,
-       * leaving each thread of the depthwise layer after them half its
-       * planes in the other core's cache (int8 model, 2 threads: 1.79 ->
-       * 1.69 ms; one range per thread rather than four, which pack each
-       * strip four times: 1.65 -> 1.60). Not on larger maps, whose strips
-       * (the stem's im2col) would be packed by every thread: with the
-       * 112x112 layers split so too, 1.62-1.65 -> 1.70-1.79 ms. And on maps
-       * of four strips or fewer (7x7), whose (strip, panel range) tasks
-       * each packed their strip: 960 -> 160 alone 19.2 -> 17.3 us, the int8
-       * model 1.59 -> 1.54 and 1.57 -> 1.55 ms (both orders). */
-      r.n_chunks = 1;
-      r.m_chunks = m_panels(plan) < threads ? m_panels(plan) : threads;
-    }
-  }
+  gemm_chunks(plan, threads, &r.n_chunks, &r.m_chunks);
+  r.private_bytes = gemm_private_bytes(plan, threads);
+  if (r.private_bytes)
+    r.private_out = (unsigned char*)scratch + (size_t)threads * worker_bytes(plan);
   axle_parallel_run(par, units * r.n_chunks * r.m_chunks, gemm_task, &r);
 }
 
