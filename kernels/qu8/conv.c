@@ -222,8 +222,8 @@ static void chunk_range(size_t count, size_t chunks, size_t i, size_t* lo, size_
 static void gemm_chunks(const axle_qu8_conv_plan_t* plan, uint32_t threads, size_t* n_chunks,
                         size_t* m_chunks) {
   *n_chunks = *m_chunks = 1;
-  if (threads < 2) return;
   const size_t units = (size_t)(plan->p.batch * plan->p.groups);
+  if (threads < 2 || units == 0 || plan->n == 0) return; /* empty runs return early */
   const size_t want = ((size_t)threads * 4 + units - 1) / units;
   const size_t strips = (plan->n + NR - 1) / NR;
   *n_chunks = strips < want ? strips : want;

@@ -400,6 +400,29 @@ static void test_direct_by_hand(void) {
   qt_same("hand-computed 1-D convolution, clamped", y, clamped, 4);
 }
 
+/* Empty runs (batch 0) size their scratch and return on any thread
+ * count: the split they would have used divides by the image count. */
+static void test_conv_empty(void) {
+  const qt_conv_case_t c = {"empty", 0, 1, 8, 20, {1, 48, 48}, QT_1, QT_1, QT_1, QT_0, QT_0};
+  const axle_f32_conv_params_t p = qt_params(&c);
+  axle_qu8_conv_plan_t plan;
+  axle_qu8_conv_plan(&p, 3, &plan);
+  for (uint32_t threads = 1; threads <= 3; ++threads) {
+    void* packed = kt_scratch(axle_qu8_conv_packed_size(&plan) + 64);
+    void* scratch = kt_scratch(axle_qu8_conv_scratch_size(&plan, threads) + 64);
+    uint32_t tstore = threads;
+    const axle_parallel_t par = {kt_pool_run, &tstore, threads};
+    const float scale[20] = {0.5f};
+    axle_qu8_requant_t rq;
+    axle_qu8_requant_init(&rq, scale, 20, 0, 0, 255);
+    uint8_t y[1] = {7};
+    axle_qu8_conv(&plan, y, packed, &rq, y, scratch, threads > 1 ? &par : NULL);
+    CU_ASSERT_EQUAL(y[0], 7);
+    free(packed);
+    free(scratch);
+  }
+}
+
 static void test_conv_random(void) {
   for (size_t i = 0; i < sizeof qt_cases / sizeof qt_cases[0]; ++i)
     qt_conv_all(&qt_cases[i], qt_int(0, 255), QT_RANDOM, 0, 255);
@@ -1244,6 +1267,7 @@ int main(void) {
   } tests[] = {
       {"reference conv, by hand", test_direct_by_hand},
       {"prepared conv = reference, random", test_conv_random},
+      {"prepared conv, batch 0, 1-3 threads", test_conv_empty},
       {"prepared conv = reference, zero points 0/128/255", test_conv_zero_points},
       {"prepared conv = reference, extreme operands", test_conv_extremes},
       {"prepared conv = reference, ties and clamps", test_conv_ties_and_clamps},
