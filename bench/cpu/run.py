@@ -232,16 +232,18 @@ def round_trip(exe):
     return float(out[0]), f"cpu {out[1]} and {out[2]}"
 
 
-def core_round_trip(exe):
-    """round_trip as a phrase for the log."""
-    ns, where = round_trip(exe)
+def describe_round_trip(ns, where):
+    """A round_trip result as a phrase for the log."""
     if ns is None:
         return where
-    # Tens of ns: the two cores share a cache level; hundreds: they do not,
-    # and data passed between the threads crosses slowly.
     kind = ("a shared cache" if ns < SHARED_CACHE_NS
             else "no shared cache: 2-thread figures suffer")
     return f"{ns:.0f} ns between {where} ({kind})"
+
+
+def core_round_trip(exe):
+    """round_trip, measured now, as a phrase for the log."""
+    return describe_round_trip(*round_trip(exe))
 
 
 def pair_near(exe, limit_s=30.0):
@@ -255,10 +257,11 @@ def pair_near(exe, limit_s=30.0):
     1-thread rounds left."""
     start = time.monotonic()
     while True:
-        ns, _ = round_trip(exe)
+        ns, where = round_trip(exe)
         if ns is None or ns < SHARED_CACHE_NS or time.monotonic() - start > limit_s:
             break
-    return f"{core_round_trip(exe)}, after {time.monotonic() - start:.0f} s of both CPUs busy"
+    return (f"{describe_round_trip(ns, where)}, "
+            f"after {time.monotonic() - start:.0f} s of both CPUs busy")
 
 
 def build_kernel_bench(build, out_dir, source, what):

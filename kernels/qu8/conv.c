@@ -172,8 +172,7 @@ typedef struct gemm_run_t {
   axle_qu8_gemm_c4_ukernel_fn column_c4;
   im2col_fn im2col;
   size_t n_chunks, m_chunks; /* per (image, group) */
-  /* Each thread's private output (gemm_private_bytes), after the workers'
-   * scratch, or NULL. */
+  /* Each thread's private output (private_bytes), or NULL. */
   unsigned char* private_out;
   size_t private_bytes;
 } gemm_run_t;
@@ -259,7 +258,6 @@ static void gemm_chunks(const axle_qu8_conv_plan_t* plan, uint32_t threads, size
  * 2.29-2.40. Narrower chunks (the 14x14 maps' 32 pixels) copy rows of a
  * fraction of a cache line and measured slower. */
 static size_t gemm_private_bytes(const axle_qu8_conv_plan_t* plan, uint32_t threads) {
-  if (plan->algo == AXLE_QU8_CONV_DEPTHWISE) return 0;
   size_t n_chunks, m_chunks;
   gemm_chunks(plan, threads, &n_chunks, &m_chunks);
   if (n_chunks < 2 || m_chunks != 1) return 0;
@@ -357,8 +355,7 @@ typedef struct dw_run_t {
   size_t planes, planes_per_task;
   axle_qu8_dwconv_plane_fn plane_fn;
   int group16; /* 16 channels a call (axle_qu8_dwconv16_3x3__avx2) */
-  /* Each thread's private output (dw_private_bytes), after the workers'
-   * scratch; NULL on 1 thread. */
+  /* Each thread's private output (private_bytes), or NULL. */
   unsigned char* private_out;
   size_t private_bytes;
 } dw_run_t;
@@ -413,11 +410,12 @@ static size_t dw_planes_per_task(const axle_qu8_conv_plan_t* plan, uint32_t thre
  * 1.40-1.42 ms in 5, fastest runs 1.42-1.43 -> 1.38-1.39. The same for the
  * expansion / depthwise pairs' planes measured no gain. */
 static size_t dw_private_bytes(const axle_qu8_conv_plan_t* plan, uint32_t threads) {
-  if (plan->algo != AXLE_QU8_CONV_DEPTHWISE || threads < 2) return 0;
+  if (threads < 2) return 0;
   return round64(dw_planes_per_task(plan, threads, 1) * plan->n);
 }
 
-/* A thread's private output of either kind. */
+/* A thread's private output of either kind (0: none), placed after the
+ * workers' scratch. */
 static size_t private_bytes(const axle_qu8_conv_plan_t* plan, uint32_t threads) {
   return plan->algo == AXLE_QU8_CONV_DEPTHWISE ? dw_private_bytes(plan, threads)
                                                : gemm_private_bytes(plan, threads);
@@ -486,6 +484,9 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
   const axle_f32_conv_params_t* p = &plan->p;
   const uint32_t threads = axle_parallel_threads(par);
   if (plan->n == 0 || plan->m == 0 || p->batch == 0) return;
+  const size_t private_size = private_bytes(plan, threads);
+  unsigned char* const private_out =
+      private_size ? (unsigned char*)scratch + (size_t)threads * worker_bytes(plan) : NULL;
   if (plan->algo == AXLE_QU8_CONV_DEPTHWISE) {
     dw_run_t r = {.plan = plan,
                   .x = x,
@@ -496,10 +497,9 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
                   .planes = (size_t)(p->batch * p->out_channels),
                   .plane_fn = dw_plane_fn(p),
                   .group16 = dw_group16(plan),
-                  .private_bytes = dw_private_bytes(plan, threads)};
+                  .private_out = private_out,
+                  .private_bytes = private_size};
     r.planes_per_task = dw_planes_per_task(plan, threads, r.group16);
-    if (r.private_bytes)
-      r.private_out = (unsigned char*)scratch + (size_t)threads * worker_bytes(plan);
     axle_parallel_run(par, (r.planes + r.planes_per_task - 1) / r.planes_per_task, dw_task, &r);
     return;
   }
@@ -507,9 +507,8 @@ void axle_qu8_conv(const axle_qu8_conv_plan_t* plan, const uint8_t* x, const voi
   gemm_run_init(plan, x, packed, rq, y, scratch, &r);
   const size_t units = (size_t)(p->batch * p->groups);
   gemm_chunks(plan, threads, &r.n_chunks, &r.m_chunks);
-  r.private_bytes = gemm_private_bytes(plan, threads);
-  if (r.private_bytes)
-    r.private_out = (unsigned char*)scratch + (size_t)threads * worker_bytes(plan);
+  r.private_out = private_out;
+  r.private_bytes = private_size;
   axle_parallel_run(par, units * r.n_chunks * r.m_chunks, gemm_task, &r);
 }
 

@@ -42,6 +42,17 @@ AXLE_AVX512_INLINE void store4(const unsigned skip, const __m512i acc[4], size_t
       _mm512_mask_storeu_epi8((void*)(row + (uintptr_t)(r * ldy - 16 * r)), cols << (16 * r), v);
 }
 
+/* The tile's first mr rows (of R, a constant), four at a time. */
+AXLE_AVX512_INLINE void store_rows(const unsigned skip, const size_t R, const __m512i acc[MR],
+                                   size_t mr, size_t nr, const float* scale,
+                                   const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy) {
+#pragma GCC unroll 3
+  for (size_t i = 0; i < R; i += 4) {
+    if (i >= mr) break;
+    store4(skip, acc + i, i, mr, nr, scale, rq, y, ldy);
+  }
+}
+
 /* The tile's first R rows (R = 4, 8 or 12, at least mr): a panel's last
  * rows of a layer with 16, 32 or 64 channels (12 + 4, 24 + 8, 60 + 4) had
  * computed all 12 rows, a third of 16 -> 32's work on padding. Rows past
@@ -63,13 +74,10 @@ AXLE_AVX512_INLINE void tile_c4(const size_t R, size_t mr, size_t nr, size_t kq,
       acc[i] = _mm512_dpbusd_epi32(acc[i], bv, _mm512_set1_epi32(w));
     }
   }
-#pragma GCC unroll 3
-  for (size_t i = 0; i < R; i += 4) {
-    if (i >= mr) break;
-#define AXLE_STORE4(skip) store4(skip, acc + i, i, mr, nr, scale, rq, y, ldy)
-    AXLE_QU8_SKIP_SWITCH(rq->skip, AXLE_STORE4)
-#undef AXLE_STORE4
-  }
+  /* One switch a tile, the rows' loop inside each road. */
+#define AXLE_STORE_ROWS(skip) store_rows(skip, R, acc, mr, nr, scale, rq, y, ldy)
+  AXLE_QU8_SKIP_SWITCH(rq->skip, AXLE_STORE_ROWS)
+#undef AXLE_STORE_ROWS
 }
 
 /* Each row count a function of its own: inlined into one, the 12-row
