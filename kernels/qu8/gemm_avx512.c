@@ -21,7 +21,8 @@ enum { MR = AXLE_QU8_GEMM_C4_MR, NR = AXLE_QU8_GEMM_NR };
 /* Rows i..i+3 of the tile, requantised and stored. Four rows at a time,
  * each in a 128-bit lane of one zmm; lane r goes to its row with a
  * full-width store placed 16 r bytes early, masked to that lane
- * (masked-off bytes are not accessed). The AVX2 epilogue on the
+ * (masked-off bytes are not accessed); full rows take plain stores
+ * (axle_qu8_store_rows4). The AVX2 epilogue on the
  * accumulators' halves had taken ~13 instructions a row against ~6: at
  * K = 16 (16 -> 96 at 112x112) more than the vpdpbusd. */
 AXLE_AVX512_INLINE void store4(const unsigned skip, const __m512i acc[4], size_t i, size_t mr,
@@ -35,6 +36,10 @@ AXLE_AVX512_INLINE void store4(const unsigned skip, const __m512i acc[4], size_t
   for (size_t r = 0; r < 4; ++r)
     q[r] = axle_qu8_round16(acc[r], _mm512_set1_ps(i + r < mr ? scale[i + r] : 0.0f), skip);
   const __m512i v = axle_qu8_narrow4x16(q[0], q[1], q[2], q[3], zp16, lo8, hi8, skip);
+  if (nr == NR) {
+    axle_qu8_store_rows4(v, mr - i, y + i * ldy, ldy);
+    return;
+  }
   const uintptr_t row = (uintptr_t)(y + i * ldy);
 #pragma GCC unroll 4
   for (size_t r = 0; r < 4; ++r)
