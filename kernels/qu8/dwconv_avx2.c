@@ -18,15 +18,16 @@
  * padding columns per row are wasted (a 7x7 map fills 49 of 63 lanes
  * instead of 7 of 16 per row); the flat result is then compacted.
  *
- * Stride 2 reads each input byte for only a quarter of an output, so its
- * copy stays u8 (half the copying) and taps are widened as they load: the
- * even and odd bytes of a 32-byte load are taps kx = 0 and 1 of 16
- * outputs, paired for vpmaddwd with unpacklo/hi_epi16, which split the
- * outputs into {0..3, 8..11} and {4..7, 12..15} for the narrowing pack to
- * undo; the ninth tap pairs with a zero weight. */
+ * Stride 2 widens the copy too: a load at column 2 c holds the pairs
+ * (2 c + 2 i, 2 c + 2 i + 1), taps kx = 0 and 1 of outputs c + i, and the
+ * load at 2 c + 2 their tap kx = 2, so 16 outputs take the same 12
+ * vpmaddwd as at stride 1 and come out in order. Kept u8, the copy had to
+ * be split into even and odd bytes per 16 outputs (two loads, three masks
+ * or shifts per kernel row, ten unpacks): alone, Zen 4 at AVX2, 96
+ * planes 112x112 -> 56x56 183 -> 135 us, 56x56 -> 28x28 52.2 -> 36.7,
+ * 144 planes 56x56 -> 28x28 78.3 -> 56.1 (the smaller maps take
+ * dwconv16_avx2.c). */
 #include "dwconv_avx2.h"
-
-#include <string.h>
 
 int axle_qu8_dwconv_3x3__avx2_supports(const axle_f32_conv_params_t* p) {
   return p->in[0] == 1 && p->out[0] == 1 && p->kernel[0] == 1 && p->kernel[1] == 3 &&
@@ -53,36 +54,6 @@ AXLE_AVX2_INLINE void unflatten(const uint8_t* flat, const dw_layout_t* l, int64
   }
 }
 
-/* Stride 2: the nine taps of 16 consecutive outputs whose first window
- * starts at r0, as int16: a 32-byte load split into even (taps kx = 0, 2)
- * and odd (kx = 1) bytes. */
-AXLE_AVX2_INLINE void taps16(const uint8_t* r0, int64_t row_bytes, __m256i t[9]) {
-  const __m256i low = _mm256_set1_epi16(0xff);
-  for (int ky = 0; ky < 3; ++ky) {
-    const uint8_t* row = r0 + ky * row_bytes;
-    const __m256i v0 = _mm256_loadu_si256((const __m256i*)row);
-    const __m256i v2 = _mm256_loadu_si256((const __m256i*)(row + 2));
-    t[ky * 3] = _mm256_and_si256(v0, low);
-    t[ky * 3 + 1] = _mm256_srli_epi16(v0, 8);
-    t[ky * 3 + 2] = _mm256_and_si256(v2, low);
-  }
-}
-
-/* 16 outputs whose windows start at x (padded plane, rows row_bytes
- * apart): the taps in pairs, then the requantisation. */
-AXLE_AVX2_INLINE __m128i group16(const uint8_t* x, int64_t row_bytes, const __m256i wp[5],
-                                 __m256i vt, __m256 vs, const axle_qu8_rq_regs_t* regs) {
-  __m256i t[9];
-  taps16(x, row_bytes, t);
-  __m256i lo = vt, hi = vt;
-  for (int i = 0; i < 5; ++i) {
-    const __m256i a = t[2 * i], b = t[2 * i + 1 < 9 ? 2 * i + 1 : 8];
-    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), wp[i]));
-    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), wp[i]));
-  }
-  return axle_qu8_narrow16(axle_qu8_scale8(lo, vs, 0), axle_qu8_scale8(hi, vs, 0), regs);
-}
-
 AXLE_AVX2_INLINE __m256i load16(const int16_t* p) { return _mm256_loadu_si256((const __m256i*)p); }
 
 /* Weights as pairs: wa[ky] = (w[ky][0], w[ky][1]), wb[ky] = (w[ky][2], 0). */
@@ -90,8 +61,9 @@ typedef struct dw_weights_t {
   __m256i wa[3], wb[3];
 } dw_weights_t;
 
-/* Stride 1: the 8 outputs whose windows start at offsets 0, 2, ..., 14
- * from x (int16 plane). */
+/* The 8 outputs whose windows start at offsets 0, 2, ..., 14 from x
+ * (int16 plane): at stride 1 the even ones of a group, at stride 2 eight
+ * consecutive ones. */
 AXLE_AVX2_INLINE __m256i even8(const int16_t* x, int64_t row_len, const dw_weights_t* w,
                                __m256i acc) {
   for (int ky = 0; ky < 3; ++ky) {
@@ -126,6 +98,26 @@ AXLE_AVX2_INLINE void flat_groups(const unsigned skip, const int16_t* plane, con
   }
 }
 
+/* Stride 2: each output row's outputs, 16 a group from the padded int16
+ * plane, without the steps skip (a constant at each call) leaves out. A
+ * group's stores may run past its row (into the next, written later) but
+ * not past the plane. */
+AXLE_AVX2_INLINE void rows_s2(const unsigned skip, const int16_t* plane, const dw_layout_t* l,
+                              int64_t oh, int64_t ow, const dw_weights_t* dw, __m256i vt, __m256 vs,
+                              const axle_qu8_rq_regs_t* regs, uint8_t* y_plane) {
+  const uint8_t* y_end = y_plane + oh * ow;
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    const int16_t* row = plane + 2 * oy * l->row_len;
+    for (int64_t j = 0; j < ow; j += 16) {
+      const __m256i e0 = axle_qu8_scale8(even8(row + 2 * j, l->row_len, dw, vt), vs, skip);
+      const __m256i e1 = axle_qu8_scale8(even8(row + 2 * j + 16, l->row_len, dw, vt), vs, skip);
+      /* Narrowed as a pair of rows whose second is a copy of the first. */
+      const __m256i v = axle_qu8_narrow2x16(e0, e1, e0, e1, regs, skip);
+      axle_qu8_dw_store(16, _mm256_castsi256_si128(v), y_plane + oy * ow + j, y_end);
+    }
+  }
+}
+
 AXLE_AVX2 void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p,
                                                const uint8_t* x_plane, int32_t x_zero_point,
                                                const int16_t* w, int32_t term, float scale,
@@ -134,32 +126,21 @@ AXLE_AVX2 void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p,
   const int64_t s = p->stride[2];
   const int64_t oh = p->out[1], ow = p->out[2];
   const dw_layout_t l = axle_qu8_dw_layout(p);
-  const int wide = s == 1;
-  axle_qu8_dw_pad_plane(p, x_plane, (uint8_t)x_zero_point, &l, wide, tmp);
+  axle_qu8_dw_pad_plane(p, x_plane, (uint8_t)x_zero_point, &l, 1, tmp);
   const axle_qu8_rq_regs_t regs = axle_qu8_rq_regs(rq);
   const __m256 vs = _mm256_set1_ps(scale);
   const __m256i vt = _mm256_set1_epi32(term);
-  uint8_t* y_end = y_plane + oh * ow;
-  if (s == 2) {
-    __m256i wp[5];
-    for (int i = 0; i < 5; ++i) {
-      int32_t v;
-      memcpy(&v, w + 2 * i, sizeof v);
-      wp[i] = _mm256_set1_epi32(v);
-    }
-    const uint8_t* plane = tmp;
-    for (int64_t oy = 0; oy < oh; ++oy)
-      for (int64_t j = 0; j < ow; j += 16)
-        axle_qu8_dw_store(16,
-                          group16(plane + oy * 2 * l.row_len + 2 * j, l.row_len, wp, vt, vs, &regs),
-                          y_plane + oy * ow + j, y_end);
-    return;
-  }
   dw_weights_t dw;
   for (int ky = 0; ky < 3; ++ky) {
     dw.wa[ky] = _mm256_set1_epi32(
         (int32_t)(((uint32_t)(uint16_t)w[3 * ky + 1] << 16) | (uint16_t)w[3 * ky]));
     dw.wb[ky] = _mm256_set1_epi32((int32_t)(uint16_t)w[3 * ky + 2]);
+  }
+  if (s == 2) {
+#define AXLE_ROWS_S2(skip) rows_s2(skip, tmp, &l, oh, ow, &dw, vt, vs, &regs, y_plane)
+    AXLE_QU8_SKIP_SWITCH(rq->skip, AXLE_ROWS_S2)
+#undef AXLE_ROWS_S2
+    return;
   }
   uint8_t* flat = (uint8_t*)tmp + l.plane_bytes;
 #define AXLE_FLAT(skip) flat_groups(skip, tmp, &l, &dw, vt, vs, &regs, flat)

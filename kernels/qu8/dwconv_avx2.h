@@ -11,9 +11,9 @@
 #include "requant_avx2.h"
 
 /* Scratch layout: the padded plane (row_len elements per row, sized for
- * int16 at stride 1, which only the AVX2 kernel widens, and u8 at stride 2;
- * then a margin for the last group's loads and the rows' 16-wide stores),
- * then for stride 1 the flat u8 result. */
+ * int16, which the AVX2 kernel widens to, and read as u8 by the AVX-VNNI
+ * one; then a margin for the last group's loads and the rows' 16-wide
+ * stores), then for stride 1 the flat u8 result. */
 typedef struct dw_layout_t {
   int64_t row_len, rows, plane_bytes, flat_groups;
 } dw_layout_t;
@@ -24,7 +24,7 @@ static inline dw_layout_t axle_qu8_dw_layout(const axle_f32_conv_params_t* p) {
   l.rows = (oh - 1) * s + 3;
   l.row_len = s == 1 ? ow + 2 : 2 * ((ow + 15) / 16 * 16 + 16);
   l.flat_groups = s == 1 ? (oh * l.row_len + 15) / 16 : 0;
-  l.plane_bytes = ((l.rows * l.row_len + 64) * (s == 1 ? 2 : 1) + 63) / 64 * 64;
+  l.plane_bytes = ((l.rows * l.row_len + 64) * 2 + 63) / 64 * 64;
   return l;
 }
 
