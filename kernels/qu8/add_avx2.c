@@ -27,7 +27,7 @@ AXLE_AVX2 void axle_qu8_add__avx2(size_t n, const uint8_t* a, const uint8_t* b,
                               _mm256_mul_ps(centred8(b + i + 8, zb), sb));
     const __m256i q0 = axle_qu8_round8(_mm256_div_ps(v0, sy));
     const __m256i q1 = axle_qu8_round8(_mm256_div_ps(v1, sy));
-    _mm_storeu_si128((__m128i*)(y + i), axle_qu8_narrow16_ordered(q0, q1, &regs));
+    _mm_storeu_si128((__m128i*)(y + i), axle_qu8_narrow16_ordered(q0, q1, &regs, 0));
   }
   axle_qu8_add__scalar(n - i, a + i, b + i, q, y + i);
 }

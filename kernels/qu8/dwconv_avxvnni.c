@@ -64,7 +64,7 @@ AXLE_AVXVNNI_INLINE void columns(const int64_t s, const uint8_t* plane, int64_t 
         if (pair) b = _mm256_dpbusd_avx_epi32(b, t[s + ky], wq[ky]);
       }
       const __m128i v =
-          axle_qu8_narrow16_ordered(axle_qu8_scale8(a, vs, 0), axle_qu8_scale8(b, vs, 0), regs);
+          axle_qu8_narrow16_ordered(axle_qu8_scale8(a, vs, 0), axle_qu8_scale8(b, vs, 0), regs, 0);
       uint8_t* y = y_plane + oy * ow + ox;
       axle_qu8_dw_store(8, v, y, y_end);
       if (pair) axle_qu8_dw_store(8, _mm_unpackhi_epi64(v, v), y + ow, y_end);

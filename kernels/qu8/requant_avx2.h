@@ -52,25 +52,29 @@ AXLE_AVX2_INLINE __m256i axle_qu8_scale8(__m256i acc, __m256 scale, const unsign
   return skip & AXLE_QU8_SKIP_CAP ? _mm256_cvtps_epi32(f) : axle_qu8_round8(f);
 }
 
-/* 16 rounded values plus the zero point, clamped, as u8. packs_epi32
- * interleaves its operands per 128-bit lane: given lo = values {0..3,
- * 8..11} and hi = {4..7, 12..15} (what unpacklo/unpackhi produce) it yields
- * 0..15 in order. */
-AXLE_AVX2_INLINE __m128i axle_qu8_narrow16(__m256i lo, __m256i hi, const axle_qu8_rq_regs_t* r) {
-  const __m256i s16 = _mm256_adds_epi16(_mm256_packs_epi32(lo, hi), r->zero_point);
+/* 16 rounded values plus the zero point, clamped, as u8, without the
+ * steps skip (a constant) leaves out. packs_epi32 interleaves its operands
+ * per 128-bit lane: given lo = values {0..3, 8..11} and hi = {4..7,
+ * 12..15} (what unpacklo/unpackhi produce) it yields 0..15 in order. */
+AXLE_AVX2_INLINE __m128i axle_qu8_narrow16(__m256i lo, __m256i hi, const axle_qu8_rq_regs_t* r,
+                                           const unsigned skip) {
+  __m256i s16 = _mm256_packs_epi32(lo, hi);
+  if (!(skip & AXLE_QU8_SKIP_ZERO_POINT)) s16 = _mm256_adds_epi16(s16, r->zero_point);
   const __m256i u8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(s16, s16), 0x08);
   const __m128i v = _mm256_castsi256_si128(u8);
+  if (skip & AXLE_QU8_SKIP_CLAMP) return v;
   return _mm_min_epu8(_mm_max_epu8(v, _mm256_castsi256_si128(r->lo)),
                       _mm256_castsi256_si128(r->hi));
 }
 
 /* The same for values 0..7 in v0 and 8..15 in v1. */
 AXLE_AVX2_INLINE __m128i axle_qu8_narrow16_ordered(__m256i v0, __m256i v1,
-                                                   const axle_qu8_rq_regs_t* r) {
+                                                   const axle_qu8_rq_regs_t* r,
+                                                   const unsigned skip) {
   /* Regroup into {0..3, 8..11} and {4..7, 12..15}. */
   const __m256i lo = _mm256_permute2x128_si256(v0, v1, 0x20);
   const __m256i hi = _mm256_permute2x128_si256(v0, v1, 0x31);
-  return axle_qu8_narrow16(lo, hi, r);
+  return axle_qu8_narrow16(lo, hi, r, skip);
 }
 
 /* Two rows of 16: a0 (columns 0..7), a1 (8..15) of the first, b0, b1 of the
