@@ -219,6 +219,16 @@ void axle_qu8_gemm_12x16c4__scalar(size_t mr, size_t nr, size_t kq, const int8_t
 void axle_qu8_gemm_12x16c4__avx512(size_t mr, size_t nr, size_t kq, const int8_t* a,
                                    const uint8_t* b, const int32_t* terms, const float* scale,
                                    const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
+/* The AVX-512 tile over a full strip b (16 columns) plus the first e (1..4)
+ * columns of a second strip b2 (packed the same way), which land in y's
+ * columns 16..16 + e - 1: as axle_qu8_gemm_12x16c4__avx512 on b, then on
+ * b2 with nr = e at y + 16, but the weights are read once for both (a
+ * map's narrow last strip: 7x7 and 14x14 maps). Needs AXLE_ISA_AVX512. */
+#define AXLE_QU8_GEMM_EXTRA_MAX 4
+void axle_qu8_gemm_12x16e4c4__avx512(size_t mr, size_t e, size_t kq, const int8_t* a,
+                                     const uint8_t* b, const uint8_t* b2, const int32_t* terms,
+                                     const float* scale, const axle_qu8_requant_t* rq, uint8_t* y,
+                                     size_t ldy);
 /* The same tile on ymm with the VEX vpdpbusd: needs AXLE_ISA_AVX2_VNNI
  * exactly (a CPU at AXLE_ISA_AVX512 may lack AVX-VNNI). */
 void axle_qu8_gemm_12x16c4__avxvnni(size_t mr, size_t nr, size_t kq, const int8_t* a,

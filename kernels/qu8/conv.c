@@ -131,6 +131,13 @@ static size_t dw_tmp_bytes(const axle_f32_conv_params_t* p) {
   return plane > group ? plane : group;
 }
 
+/* Pointwise layers on quads keep room for a second strip: a narrow last
+ * strip (at most AXLE_QU8_GEMM_EXTRA_MAX columns) joins the one before it
+ * where the AVX-512 tile takes both (axle_qu8_gemm_12x16e4c4__avx512). */
+static size_t extra_strips(const axle_qu8_conv_plan_t* plan) {
+  return plan->algo == AXLE_QU8_CONV_GEMM && quads(plan) ? 1 : 0;
+}
+
 /* Each worker's scratch starts 128 bytes clear of its neighbour's. The
  * strips of small-K layers are a few hundred bytes, rewritten per strip;
  * packed back to back, two workers' strips sat on adjacent cache lines
@@ -142,7 +149,7 @@ static size_t worker_bytes(const axle_qu8_conv_plan_t* plan) {
                            ? dw_tmp_bytes(&plan->p)
                            : strip_bytes(plan) + (plan->algo == AXLE_QU8_CONV_IM2COL
                                                       ? round64(plan->k * NR * im2col_strips(plan))
-                                                      : 0);
+                                                      : extra_strips(plan) * strip_bytes(plan));
   return (bytes + 127) / 128 * 128 + 128;
 }
 
@@ -170,6 +177,10 @@ typedef struct gemm_run_t {
    * layout that takes the weights as the vector operand, or NULL. */
   axle_qu8_gemm_ukernel_fn column;
   axle_qu8_gemm_c4_ukernel_fn column_c4;
+  /* A full strip and a narrow last one together (extra_strips), or NULL. */
+  void (*extra_c4)(size_t mr, size_t e, size_t kq, const int8_t* a, const uint8_t* b,
+                   const uint8_t* b2, const int32_t* terms, const float* scale,
+                   const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
   im2col_fn im2col;
   size_t n_chunks, m_chunks; /* per (image, group) */
   /* Each thread's private output (private_bytes), or NULL. */
@@ -196,6 +207,7 @@ static void gemm_run_init(const axle_qu8_conv_plan_t* plan, const uint8_t* x, co
                     : isa == AXLE_ISA_AVX2_VNNI ? axle_qu8_gemm_12x16c4__avxvnni
                                                 : axle_qu8_gemm_12x16c4__scalar;
     r->column_c4 = vnni ? axle_qu8_gemm_12x1c4__avx512 : avx2 ? axle_qu8_gemm_12x1c4__avx2 : NULL;
+    r->extra_c4 = vnni && extra_strips(plan) ? axle_qu8_gemm_12x16e4c4__avx512 : NULL;
     r->pack_b_c4 = avx2 ? axle_qu8_gemm_pack_b_16c4__avx2 : axle_qu8_gemm_pack_b_16c4__scalar;
   } else {
     r->ukernel = avx2 ? axle_qu8_gemm_6x16__avx2 : axle_qu8_gemm_6x16__scalar;
@@ -277,7 +289,8 @@ static void pack_strip(const gemm_run_t* r, size_t cols, const uint8_t* src, siz
 
 /* Output tile of weight panel pi (a: the group's panels, terms and scale
  * its channels') over a packed strip of cols pixels, into y (row stride
- * ldy, the panel's first channel). */
+ * ldy, the panel's first channel). cols past NR: the strip and the next
+ * one, packed right after it, through extra_c4. */
 static void panel_tile(const gemm_run_t* r, size_t pi, size_t cols, const unsigned char* a,
                        const void* strip, const int32_t* terms, const float* scale, uint8_t* y,
                        size_t ldy) {
@@ -285,7 +298,10 @@ static void panel_tile(const gemm_run_t* r, size_t pi, size_t cols, const unsign
   const size_t mr = panel_rows(plan), i0 = pi * mr, kgs = k_groups(plan);
   const size_t rows = plan->m - i0 < mr ? plan->m - i0 : mr;
   const unsigned char* ap = a + pi * panel_bytes(plan);
-  if (r->ukernel_c4)
+  if (cols > NR) /* a full strip, then cols - NR columns of the next (extra_c4) */
+    r->extra_c4(rows, cols - NR, kgs, (const int8_t*)ap, strip,
+                (const uint8_t*)strip + strip_bytes(plan), terms + i0, scale + i0, r->rq, y, ldy);
+  else if (r->ukernel_c4)
     (cols == 1 && r->column_c4 ? r->column_c4 : r->ukernel_c4)(
         rows, cols, kgs, (const int8_t*)ap, strip, terms + i0, scale + i0, r->rq, y, ldy);
   else
@@ -336,8 +352,16 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
       rs = block_cols;
     }
     pack_strip(r, cols, src, rs, strip);
+    size_t tile_cols = cols;
+    /* The task's narrow last strip joins this one (extra_c4). */
+    if (r->extra_c4 && cols == NR && s + 2 == s1 && n - j0 - NR <= AXLE_QU8_GEMM_EXTRA_MAX) {
+      tile_cols = n - j0;
+      pack_strip(r, tile_cols - NR, src + NR, rs, (unsigned char*)strip + strip_bytes(plan));
+      ++s;
+    }
     for (size_t pi = p0; pi < p1; ++pi)
-      panel_tile(r, pi, cols, a, strip, terms, scale, out + pi * mr * ldo + o0 + (j0 - c0), ldo);
+      panel_tile(r, pi, tile_cols, a, strip, terms, scale, out + pi * mr * ldo + o0 + (j0 - c0),
+                 ldo);
   }
   if (r->private_out)
     for (size_t i = 0; i < m; ++i) memcpy(yg + i * n + c0, out + i * width, width);

@@ -58,19 +58,50 @@ AXLE_AVX512_INLINE void store_rows(const unsigned skip, const size_t R, const __
   }
 }
 
+/* Columns 16..16 + e of the tile's first mr rows: x[t] holds column t's
+ * sums with row i in lane i (the terms not yet added), requantised as
+ * four rows of axle_qu8_narrow4x16 (the same steps, so the same bits) and
+ * stored a byte at a time. */
+AXLE_AVX512_INLINE void store_extra(const unsigned skip, const __m512i x[4], size_t e, size_t mr,
+                                    const int32_t* terms, const float* scale,
+                                    const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy) {
+  const __mmask16 rows = (__mmask16)((1u << mr) - 1);
+  const __m512i vt = _mm512_maskz_loadu_epi32(rows, terms);
+  const __m512 vs = _mm512_maskz_loadu_ps(rows, scale);
+  __m512i q[4];
+#pragma GCC unroll 4
+  for (size_t t = 0; t < 4; ++t) q[t] = axle_qu8_round16(_mm512_add_epi32(x[t], vt), vs, skip);
+  uint8_t bytes[64];
+  _mm512_storeu_si512(
+      bytes,
+      axle_qu8_narrow4x16(q[0], q[1], q[2], q[3], _mm512_set1_epi16((short)rq->zero_point),
+                          _mm512_set1_epi8((char)rq->min), _mm512_set1_epi8((char)rq->max), skip));
+  for (size_t i = 0; i < mr; ++i)
+    for (size_t t = 0; t < e; ++t) y[i * ldy + NR + t] = bytes[16 * t + i];
+}
+
 /* The tile's first R rows (R = 4, 8 or 12, at least mr): a panel's last
  * rows of a layer with 16, 32 or 64 channels (12 + 4, 24 + 8, 60 + 4) had
  * computed all 12 rows, a third of 16 -> 32's work on padding. Rows past
  * mr compute on the panel's zero padding and are never stored; terms and
  * scale are not read for them. The loops over rows are unrolled so the
- * accumulators stay in registers. */
-AXLE_AVX512_INLINE void tile_c4(const size_t R, size_t mr, size_t nr, size_t kq, const int8_t* a,
-                                const uint8_t* b, const int32_t* terms, const float* scale,
+ * accumulators stay in registers. With E (0, 1 or 4) the tile also takes
+ * the first e <= E columns of a second strip b2 (nr is then 16): per K
+ * quad the panel's 12 weight quads are one vector operand against each
+ * extra column's quad, broadcast (lane i: row i), so a map whose last
+ * strip is that narrow (7x7: 49 = 3 x 16 + 1, 14x14: 196 = 12 x 16 + 4)
+ * streams its weights once for both strips instead of again for a tile
+ * or a column of its own. */
+AXLE_AVX512_INLINE void tile_c4(const size_t R, const size_t E, size_t mr, size_t nr, size_t e,
+                                size_t kq, const int8_t* a, const uint8_t* b, const uint8_t* b2,
+                                const int32_t* terms, const float* scale,
                                 const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy) {
-  __m512i acc[MR];
+  __m512i acc[MR], x[4];
 #pragma GCC unroll 12
   for (size_t i = 0; i < R; ++i) acc[i] = _mm512_set1_epi32(i < mr ? terms[i] : 0);
-  for (size_t p = 0; p < kq; ++p, a += MR * 4, b += NR * 4) {
+#pragma GCC unroll 4
+  for (size_t t = 0; t < 4; ++t) x[t] = _mm512_setzero_si512();
+  for (size_t p = 0; p < kq; ++p, a += MR * 4, b += NR * 4, b2 += NR * 4) {
     const __m512i bv = _mm512_loadu_si512(b);
 #pragma GCC unroll 12
     for (size_t i = 0; i < R; ++i) {
@@ -78,24 +109,40 @@ AXLE_AVX512_INLINE void tile_c4(const size_t R, size_t mr, size_t nr, size_t kq,
       memcpy(&w, a + 4 * i, sizeof w);
       acc[i] = _mm512_dpbusd_epi32(acc[i], bv, _mm512_set1_epi32(w));
     }
+    if (E) {
+      const __m512i wv = _mm512_maskz_loadu_epi32(0x0fff, a);
+#pragma GCC unroll 4
+      for (size_t t = 0; t < E; ++t) {
+        int32_t q;
+        memcpy(&q, b2 + 4 * t, sizeof q);
+        x[t] = _mm512_dpbusd_epi32(x[t], _mm512_set1_epi32(q), wv);
+      }
+    }
   }
   /* One switch a tile, the rows' loop inside each road. */
-#define AXLE_STORE_ROWS(skip) store_rows(skip, R, acc, mr, nr, scale, rq, y, ldy)
+#define AXLE_STORE_ROWS(skip)                                     \
+  do {                                                            \
+    store_rows(skip, R, acc, mr, nr, scale, rq, y, ldy);          \
+    if (E) store_extra(skip, x, e, mr, terms, scale, rq, y, ldy); \
+  } while (0)
   AXLE_QU8_SKIP_SWITCH(rq->skip, AXLE_STORE_ROWS)
 #undef AXLE_STORE_ROWS
 }
 
 /* Each row count a function of its own: inlined into one, the 12-row
  * tile's K loop ran 11 % slower (320 -> 1280 at 7x7: 87 -> 97 us). */
-#define AXLE_TILE_C4(NAME, R)                                                                   \
-  AXLE_AVX512 __attribute__((noinline)) static void NAME(                                       \
-      size_t mr, size_t nr, size_t kq, const int8_t* a, const uint8_t* b, const int32_t* terms, \
-      const float* scale, const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy) {               \
-    tile_c4(R, mr, nr, kq, a, b, terms, scale, rq, y, ldy);                                     \
+#define AXLE_TILE_C4(NAME, R, E)                                                                 \
+  AXLE_AVX512 __attribute__((noinline)) static void NAME(                                        \
+      size_t mr, size_t nr, size_t e, size_t kq, const int8_t* a, const uint8_t* b,              \
+      const uint8_t* b2, const int32_t* terms, const float* scale, const axle_qu8_requant_t* rq, \
+      uint8_t* y, size_t ldy) {                                                                  \
+    tile_c4(R, E, mr, nr, e, kq, a, b, b2, terms, scale, rq, y, ldy);                            \
   }
-AXLE_TILE_C4(tile_c4_4, 4)
-AXLE_TILE_C4(tile_c4_8, 8)
-AXLE_TILE_C4(tile_c4_12, MR)
+AXLE_TILE_C4(tile_c4_4, 4, 0)
+AXLE_TILE_C4(tile_c4_8, 8, 0)
+AXLE_TILE_C4(tile_c4_12, MR, 0)
+AXLE_TILE_C4(tile_c4_12e1, MR, 1)
+AXLE_TILE_C4(tile_c4_12e4, MR, 4)
 #undef AXLE_TILE_C4
 
 AXLE_AVX512 void axle_qu8_gemm_12x16c4__avx512(size_t mr, size_t nr, size_t kq, const int8_t* a,
@@ -103,11 +150,22 @@ AXLE_AVX512 void axle_qu8_gemm_12x16c4__avx512(size_t mr, size_t nr, size_t kq, 
                                                const float* scale, const axle_qu8_requant_t* rq,
                                                uint8_t* y, size_t ldy) {
   if (mr > 8)
-    tile_c4_12(mr, nr, kq, a, b, terms, scale, rq, y, ldy);
+    tile_c4_12(mr, nr, 0, kq, a, b, b, terms, scale, rq, y, ldy);
   else if (mr > 4)
-    tile_c4_8(mr, nr, kq, a, b, terms, scale, rq, y, ldy);
+    tile_c4_8(mr, nr, 0, kq, a, b, b, terms, scale, rq, y, ldy);
   else
-    tile_c4_4(mr, nr, kq, a, b, terms, scale, rq, y, ldy);
+    tile_c4_4(mr, nr, 0, kq, a, b, b, terms, scale, rq, y, ldy);
+}
+
+AXLE_AVX512 void axle_qu8_gemm_12x16e4c4__avx512(size_t mr, size_t e, size_t kq, const int8_t* a,
+                                                 const uint8_t* b, const uint8_t* b2,
+                                                 const int32_t* terms, const float* scale,
+                                                 const axle_qu8_requant_t* rq, uint8_t* y,
+                                                 size_t ldy) {
+  if (e > 1)
+    tile_c4_12e4(mr, NR, e, kq, a, b, b2, terms, scale, rq, y, ldy);
+  else
+    tile_c4_12e1(mr, NR, e, kq, a, b, b2, terms, scale, rq, y, ldy);
 }
 
 /* One output column (a fully connected layer at batch 1), as

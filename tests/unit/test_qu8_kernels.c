@@ -216,6 +216,20 @@ static const qt_conv_case_t qt_cases[] = {
     {"1x1 33->7 4x4 (full strips)", 1, 1, 33, 7, {1, 4, 4}, QT_1, QT_1, QT_1, QT_0, QT_0},
     {"1x1 96->24 7x7", 1, 1, 96, 24, {1, 7, 7}, QT_1, QT_1, QT_1, QT_0, QT_0},
     {"1x1 67->37 9x5 (K, M, N tails)", 1, 1, 67, 37, {1, 9, 5}, QT_1, QT_1, QT_1, QT_0, QT_0},
+    /* Narrow last strips (4 and 1 columns) that join the one before on
+     * AVX-512, the second after 2 and 3 threads' pixel chunks. */
+    {"1x1 40->27 6x6 (4-column last strip)", 1, 1, 40, 27, {1, 6, 6}, QT_1, QT_1, QT_1, QT_0, QT_0},
+    {"1x1 9->14 33x33 (1-column last strip)",
+     1,
+     1,
+     9,
+     14,
+     {1, 33, 33},
+     QT_1,
+     QT_1,
+     QT_1,
+     QT_0,
+     QT_0},
     {"3x3 pad 1 14->26 6x11",
      1,
      1,
@@ -709,6 +723,52 @@ static void test_ukernel_c4_variants(void) {
     }
     CU_PASS(variants[v].name);
   }
+}
+
+/* The AVX-512 tile with a narrow second strip against the scalar tile run
+ * on each strip, every row count and 1..4 extra columns, on the VNNI
+ * test's fills. */
+static void test_ukernel_c4_extra(void) {
+  if (!qt_has_level(AXLE_ISA_AVX512)) {
+    CU_PASS("no AVX-512 VNNI here: the tile with extra columns cannot run");
+    return;
+  }
+  enum { MR = AXLE_QU8_GEMM_C4_MR, NR = AXLE_QU8_GEMM_NR, LDY = 21 };
+  static const size_t kqs[] = {0, 1, 2, 7, 40};
+  for (size_t ki = 0; ki < sizeof kqs / sizeof kqs[0]; ++ki) {
+    for (int fill = 0; fill < QT_C4_FILLS * QT_STAGES; ++fill) {
+      const size_t kq = kqs[ki];
+      const int stage = fill / QT_C4_FILLS;
+      int8_t* a = kt_scratch((kq + 1) * MR * 4);
+      uint8_t* b = kt_scratch((kq + 1) * NR * 4);
+      uint8_t* b2 = kt_scratch((kq + 1) * NR * 4);
+      qt_fill_weights(fill % QT_C4_FILLS, a, kq * MR * 4);
+      qt_fill_inputs(fill % QT_C4_FILLS, b, kq * NR * 4);
+      qt_fill_inputs(fill % QT_C4_FILLS, b2, kq * NR * 4);
+      int32_t terms[MR];
+      float scale[MR];
+      qt_fill_terms(fill % QT_C4_FILLS, kq, MR, terms, scale);
+      const axle_qu8_requant_t rq = qt_requant(stage, scale, MR, qt_int(0, 255), 3, 250);
+      for (size_t mr = 1; mr <= MR; ++mr) {
+        for (size_t e = 1; e <= AXLE_QU8_GEMM_EXTRA_MAX; ++e) {
+          uint8_t want[MR * LDY], got[MR * LDY];
+          memset(want, 7, sizeof want);
+          memset(got, 7, sizeof got);
+          axle_qu8_gemm_12x16c4__scalar(mr, NR, kq, a, b, terms, scale, &rq, want, LDY);
+          axle_qu8_gemm_12x16c4__scalar(mr, e, kq, a, b2, terms, scale, &rq, want + NR, LDY);
+          axle_qu8_gemm_12x16e4c4__avx512(mr, e, kq, a, b, b2, terms, scale, &rq, got, LDY);
+          if (memcmp(want, got, sizeof want) != 0) {
+            fprintf(stderr, "\n12x16e4c4: kq %zu fill %d mr %zu e %zu differs\n", kq, fill, mr, e);
+            CU_FAIL("12x16e4c4 avx512 = scalar on both strips");
+          }
+        }
+      }
+      free(a);
+      free(b);
+      free(b2);
+    }
+  }
+  CU_PASS("12x16e4c4 avx512 = scalar on both strips");
 }
 
 /* The one-column tiles against their layout's scalar tile at nr = 1, on
@@ -1277,6 +1337,7 @@ int main(void) {
       {"micro-kernel 6x16 avx2 = scalar", test_ukernel_variants},
       {"micro-kernel 12x16c4, by hand", test_ukernel_c4_by_hand},
       {"VNNI micro-kernels 12x16c4 (avx512, avxvnni) = scalar", test_ukernel_c4_variants},
+      {"12x16c4 with extra columns (avx512) = scalar on both strips", test_ukernel_c4_extra},
       {"one-column tiles (6x1, 12x1c4) = scalar at nr 1", test_ukernel_column_variants},
       {"im2col avx2 (stride-2 gather) = scalar", test_im2col_avx2},
       {"depthwise 3x3 planes, avx2, avxvnni and avx512 = scalar", test_dwconv_plane_variants},
