@@ -167,9 +167,10 @@ AXLE_AVX2_INLINE void tile6x16(const unsigned skip, size_t mr, size_t nr, size_t
 
 AXLE_AVX2 void axle_qu8_gemm_6x16__avx2(size_t mr, size_t nr, size_t kp, const int16_t* a,
                                         const int16_t* b, const int32_t* terms, const float* scale,
-                                        const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy){
-#define AXLE_TILE(skip) tile6x16(skip, mr, nr, kp, a, b, terms, scale, rq, y, ldy)
-    AXLE_QU8_SKIP_SWITCH(rq->skip, AXLE_TILE)
+                                        const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy) {
+  const unsigned skip = rq->skip;
+#define AXLE_TILE(S) tile6x16(S, mr, nr, kp, a, b, terms, scale, rq, y, ldy)
+  AXLE_QU8_SKIP_SWITCH(skip, AXLE_TILE)
 #undef AXLE_TILE
 }
 
