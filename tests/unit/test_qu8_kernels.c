@@ -660,6 +660,23 @@ static void qt_fill_terms(int fill, size_t k_groups, size_t rows, int32_t* terms
   }
 }
 
+/* The VNNI tiles' operands for kq K quads on a fill: a panel of weights,
+ * a strip (and a second one where b2 is not NULL; all freed by the
+ * caller), the panel's terms and scales. */
+static void qt_c4_operands(int fill, size_t kq, int8_t** a, uint8_t** b, uint8_t** b2,
+                           int32_t* terms, float* scale) {
+  enum { MR = AXLE_QU8_GEMM_C4_MR, NR = AXLE_QU8_GEMM_NR };
+  *a = kt_scratch((kq + 1) * MR * 4);
+  qt_fill_weights(fill, *a, kq * MR * 4);
+  *b = kt_scratch((kq + 1) * NR * 4);
+  qt_fill_inputs(fill, *b, kq * NR * 4);
+  if (b2) {
+    *b2 = kt_scratch((kq + 1) * NR * 4);
+    qt_fill_inputs(fill, *b2, kq * NR * 4);
+  }
+  qt_fill_terms(fill, kq, MR, terms, scale);
+}
+
 /* Whether dispatch can run at exactly this level here (a CPU at
  * AXLE_ISA_AVX512 may lack AVX-VNNI, so levels are not all nested). */
 static int qt_has_level(axle_isa_t level) {
@@ -691,13 +708,11 @@ static void test_ukernel_c4_variants(void) {
         const size_t kq = kqs[ki];
         const int kind = fill / QT_C4_FILLS % QT_SCALE_KINDS;
         const int stage = fill / QT_C4_FILLS / QT_SCALE_KINDS;
-        int8_t* a = kt_scratch((kq + 1) * MR * 4);
-        uint8_t* b = kt_scratch((kq + 1) * NR * 4);
-        qt_fill_weights(fill % QT_C4_FILLS, a, kq * MR * 4);
-        qt_fill_inputs(fill % QT_C4_FILLS, b, kq * NR * 4);
+        int8_t* a;
+        uint8_t* b;
         int32_t terms[MR];
         float scale[MR];
-        qt_fill_terms(fill % QT_C4_FILLS, kq, MR, terms, scale);
+        qt_c4_operands(fill % QT_C4_FILLS, kq, &a, &b, NULL, terms, scale);
         for (size_t i = 0; kind != QT_SCALE_SMALL && i < MR; ++i) {
           terms[i] = qt_term(kind);
           scale[i] = qt_scale(kind);
@@ -739,15 +754,11 @@ static void test_ukernel_c4_extra(void) {
     for (int fill = 0; fill < QT_C4_FILLS * QT_STAGES; ++fill) {
       const size_t kq = kqs[ki];
       const int stage = fill / QT_C4_FILLS;
-      int8_t* a = kt_scratch((kq + 1) * MR * 4);
-      uint8_t* b = kt_scratch((kq + 1) * NR * 4);
-      uint8_t* b2 = kt_scratch((kq + 1) * NR * 4);
-      qt_fill_weights(fill % QT_C4_FILLS, a, kq * MR * 4);
-      qt_fill_inputs(fill % QT_C4_FILLS, b, kq * NR * 4);
-      qt_fill_inputs(fill % QT_C4_FILLS, b2, kq * NR * 4);
+      int8_t* a;
+      uint8_t *b, *b2;
       int32_t terms[MR];
       float scale[MR];
-      qt_fill_terms(fill % QT_C4_FILLS, kq, MR, terms, scale);
+      qt_c4_operands(fill % QT_C4_FILLS, kq, &a, &b, &b2, terms, scale);
       const axle_qu8_requant_t rq = qt_requant(stage, scale, MR, qt_int(0, 255), 3, 250);
       for (size_t mr = 1; mr <= MR; ++mr) {
         for (size_t e = 1; e <= AXLE_QU8_GEMM_EXTRA_MAX; ++e) {
