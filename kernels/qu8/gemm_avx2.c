@@ -67,34 +67,37 @@ AXLE_AVX2_INLINE __m256i pair(const int16_t* a, size_t i) {
   return _mm256_set1_epi32(v);
 }
 
-/* The tile's first mr rows and nr columns, requantised and stored,
- * without the steps skip (a constant at each call) leaves out. */
+/* Two rows of 16 (a0, a1: the first's columns 0..7 and 8..15; b0, b1: the
+ * second's) requantised with scales sa and sb, without the steps skip (a
+ * constant at each call) leaves out; the first row in the low 128 bits. */
+AXLE_AVX2_INLINE __m256i requant_rows2(const unsigned skip, __m256i a0, __m256i a1, __m256i b0,
+                                       __m256i b1, __m256 sa, __m256 sb,
+                                       const axle_qu8_rq_regs_t* regs) {
+  return axle_qu8_narrow2x16(axle_qu8_scale8(a0, sa, skip), axle_qu8_scale8(a1, sa, skip),
+                             axle_qu8_scale8(b0, sb, skip), axle_qu8_scale8(b1, sb, skip), regs,
+                             skip);
+}
+
+/* The tile's first mr rows and nr columns, requantised and stored. */
 AXLE_AVX2_INLINE void store6x16(const unsigned skip, __m256i acc[MR][2], size_t mr, size_t nr,
                                 const float* scale, const axle_qu8_requant_t* rq, uint8_t* y,
                                 size_t ldy) {
   const axle_qu8_rq_regs_t regs = axle_qu8_rq_regs(rq);
-  __m256i q[MR][2];
-  for (size_t i = 0; i < MR; ++i) {
-    const __m256 s = _mm256_set1_ps(i < mr ? scale[i] : 0.0f);
-    q[i][0] = axle_qu8_scale8(acc[i][0], s, skip);
-    q[i][1] = axle_qu8_scale8(acc[i][1], s, skip);
-  }
   for (size_t i = 0; i < mr; i += 2) {
-    const __m256i v = axle_qu8_narrow2x16(q[i][0], q[i][1], q[i + 1][0], q[i + 1][1], &regs, skip);
+    const __m256i v = requant_rows2(skip, acc[i][0], acc[i][1], acc[i + 1][0], acc[i + 1][1],
+                                    _mm256_set1_ps(scale[i]),
+                                    _mm256_set1_ps(i + 1 < mr ? scale[i + 1] : 0.0f), &regs);
     axle_qu8_store16(_mm256_castsi256_si128(v), nr, y + i * ldy);
     if (i + 1 < mr) axle_qu8_store16(_mm256_extracti128_si256(v, 1), nr, y + (i + 1) * ldy);
   }
 }
 
-/* Two full rows (a0, a1: the first's columns 0..7 and 8..15; b0, b1: the
- * second's) requantised and stored, with the steps skip leaves out. */
+/* Two full rows (as requant_rows2, scales scale[0] and scale[1]) stored. */
 AXLE_AVX2_INLINE void store_rows2(const unsigned skip, __m256i a0, __m256i a1, __m256i b0,
                                   __m256i b1, const float* scale, const axle_qu8_rq_regs_t* regs,
                                   uint8_t* y, size_t ldy) {
-  const __m256 sa = _mm256_broadcast_ss(scale), sb = _mm256_broadcast_ss(scale + 1);
-  const __m256i v =
-      axle_qu8_narrow2x16(axle_qu8_scale8(a0, sa, skip), axle_qu8_scale8(a1, sa, skip),
-                          axle_qu8_scale8(b0, sb, skip), axle_qu8_scale8(b1, sb, skip), regs, skip);
+  const __m256i v = requant_rows2(skip, a0, a1, b0, b1, _mm256_broadcast_ss(scale),
+                                  _mm256_broadcast_ss(scale + 1), regs);
   _mm_storeu_si128((__m128i*)y, _mm256_castsi256_si128(v));
   _mm_storeu_si128((__m128i*)(y + ldy), _mm256_extracti128_si256(v, 1));
 }

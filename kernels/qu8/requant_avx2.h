@@ -9,12 +9,11 @@
  * saturating int16 pack, saturating zero-point add and unsigned pack are
  * monotone, so anything beyond the u8 range still lands on 0 or 255. With
  * every scale below 1 (AXLE_QU8_SKIP_CAP) no product reaches 2^31, and
- * with zero point 0 or clamp [0, 255] those steps are no-ops: the GEMM
- * tiles and the wide (AVX-512) and stride-1 (AVX2) depthwise planes leave
- * out what rq->skip says. Int8 MobileNetV2 at 1 thread, Zen 4 AVX-512 VNNI, each side's
- * fastest of 300 runs over 6 alternating pairs: 2.46-2.51 -> 2.31-2.36 ms
- * (the cap alone: 2.62 -> 2.53 on average over 8 pairs, a noisier hour);
- * capped at AVX2, medians 5.72-5.80 -> 5.56-5.66. */
+ * with zero point 0 or clamp [0, 255] those steps are no-ops: the kernels
+ * that dispatch on rq->skip (AXLE_QU8_SKIP_SWITCH) leave them out. Int8 MobileNetV2 at 1 thread,
+ * Zen 4 AVX-512 VNNI, each side's fastest of 300 runs over 6 alternating pairs: 2.46-2.51
+ * -> 2.31-2.36 ms (the cap alone: 2.62 -> 2.53 on average over 8 pairs, a noisier hour); capped at
+ * AVX2, medians 5.72-5.80 -> 5.56-5.66. */
 #ifndef AXLE_KERNELS_QU8_REQUANT_AVX2_H_
 #define AXLE_KERNELS_QU8_REQUANT_AVX2_H_
 

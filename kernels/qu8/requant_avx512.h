@@ -45,20 +45,4 @@ AXLE_AVX512_INLINE __m512i axle_qu8_narrow4x16(__m512i q0, __m512i q1, __m512i q
   return _mm512_min_epu8(_mm512_max_epu8(rows, lo8), hi8);
 }
 
-/* Row k of axle_qu8_narrow4x16's result (its 128-bit lane k) to y + k *
- * ldy, for k < rows (four at most), whole: four plain stores. A
- * byte-masked zmm store (vmovdqu8 with a mask) takes ~3 cycles on Zen 4
- * against ~1.4 for an extract and a plain xmm store (four stores in a
- * loop: 3.5 against 1.5 ns), so the GEMM tile's full rows go this way:
- * 16 -> 96 at 112x112 196 -> 169 us, 24 -> 144 at 56x56 87 -> 74, the
- * stem 125 -> 116. The depthwise planes keep their masked stores: their
- * loops are bound by shuffles, which the extracts add to (192 @28 22.3 ->
- * 23.0 us, 144 @56 60.8 -> 63.3). */
-AXLE_AVX512_INLINE void axle_qu8_store_rows4(__m512i v, size_t rows, uint8_t* y, size_t ldy) {
-  _mm_storeu_si128((__m128i*)y, _mm512_castsi512_si128(v));
-  if (rows > 1) _mm_storeu_si128((__m128i*)(y + ldy), _mm512_extracti32x4_epi32(v, 1));
-  if (rows > 2) _mm_storeu_si128((__m128i*)(y + 2 * ldy), _mm512_extracti32x4_epi32(v, 2));
-  if (rows > 3) _mm_storeu_si128((__m128i*)(y + 3 * ldy), _mm512_extracti32x4_epi32(v, 3));
-}
-
 #endif /* AXLE_KERNELS_QU8_REQUANT_AVX512_H_ */
