@@ -11,12 +11,17 @@
  * the outputs whose windows start at those even offsets, against the
  * broadcast weights (w0, w1); the load at c + 2 gives tap kx = 2 against
  * (w2, 0), and loads at c + 1 and c + 3 do the same for the odd offsets.
- * The even and odd results are interleaved when narrowing. The padded
- * plane, rows ow + 2 wide, is walked as one long row: output (oy, ox) at
- * flat position oy * (ow + 2) + ox reads its taps at that position plus
- * ky * (ow + 2) + kx, so groups of 16 run across row ends and only the two
- * padding columns per row are wasted (a 7x7 map fills 49 of 63 lanes
- * instead of 7 of 16 per row); the flat result is then compacted.
+ * The even and odd results are interleaved when narrowing. Rows at least
+ * 16 wide go 16 outputs a group, the last group of a row ending at its end
+ * (overlapping the one before), stored straight into the output plane.
+ * Narrower planes, rows ow + 2 wide padded, are walked as one long row:
+ * output (oy, ox) at flat position oy * (ow + 2) + ox reads its taps at
+ * that position plus ky * (ow + 2) + kx, so groups of 16 run across row
+ * ends and only the two padding columns per row are wasted (a 7x7 map
+ * fills 49 of 63 lanes instead of 7 of 16 per row); the flat result is
+ * then compacted. That walk had served every width, but compacting cost
+ * more than the overlapping groups waste (alone, Zen 4 at AVX2: 144
+ * planes 56x56 141 -> 132 us, 192 @28 55.9 -> 50.7, 32 @112 117 -> 103).
  *
  * Stride 2 widens the copy too: a load at column 2 c holds the pairs
  * (2 c + 2 i, 2 c + 2 i + 1), taps kx = 0 and 1 of outputs c + i, and the
@@ -74,28 +79,53 @@ AXLE_AVX2_INLINE __m256i even8(const int16_t* x, int64_t row_len, const dw_weigh
   return acc;
 }
 
-/* Stride 1: the padded int16 plane's outputs, 16 a group, into flat,
- * without the steps skip (a constant at each call) leaves out. */
-AXLE_AVX2_INLINE void flat_groups(const unsigned skip, const int16_t* plane, const dw_layout_t* l,
-                                  const dw_weights_t* dw, __m256i vt, __m256 vs,
-                                  const axle_qu8_rq_regs_t* regs, uint8_t* flat) {
+/* Stride 1: the 16 outputs whose windows start at offsets 0..15 from x
+ * (int16 plane), requantised without the steps skip (a constant at each
+ * call) leaves out. */
+AXLE_AVX2_INLINE __m128i outputs16_s1(const unsigned skip, const int16_t* x, int64_t row_len,
+                                      const dw_weights_t* dw, __m256i vt, __m256 vs,
+                                      const axle_qu8_rq_regs_t* regs) {
   /* Even outputs in e, odd in o; after packs_epi32 each 128-bit lane holds
    * 4 even then 4 odd int16, which this shuffle interleaves. */
   const __m256i interleave = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
                                               0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
-  for (int64_t g = 0; g < l->flat_groups; ++g) {
-    const int16_t* x = plane + g * 16;
-    const __m256i e = axle_qu8_scale8(even8(x, l->row_len, dw, vt), vs, skip);
-    const __m256i o = axle_qu8_scale8(even8(x + 1, l->row_len, dw, vt), vs, skip);
-    __m256i s16 = _mm256_shuffle_epi8(_mm256_packs_epi32(e, o), interleave);
-    if (!(skip & AXLE_QU8_SKIP_ZERO_POINT)) s16 = _mm256_adds_epi16(s16, regs->zero_point);
-    const __m256i u8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(s16, s16), 0x08);
-    __m128i v = _mm256_castsi256_si128(u8);
-    if (!(skip & AXLE_QU8_SKIP_CLAMP))
-      v = _mm_min_epu8(_mm_max_epu8(v, _mm256_castsi256_si128(regs->lo)),
-                       _mm256_castsi256_si128(regs->hi));
-    _mm_storeu_si128((__m128i*)(flat + g * 16), v);
+  const __m256i e = axle_qu8_scale8(even8(x, row_len, dw, vt), vs, skip);
+  const __m256i o = axle_qu8_scale8(even8(x + 1, row_len, dw, vt), vs, skip);
+  __m256i s16 = _mm256_shuffle_epi8(_mm256_packs_epi32(e, o), interleave);
+  if (!(skip & AXLE_QU8_SKIP_ZERO_POINT)) s16 = _mm256_adds_epi16(s16, regs->zero_point);
+  const __m256i u8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(s16, s16), 0x08);
+  const __m128i v = _mm256_castsi256_si128(u8);
+  if (skip & AXLE_QU8_SKIP_CLAMP) return v;
+  return _mm_min_epu8(_mm_max_epu8(v, _mm256_castsi256_si128(regs->lo)),
+                      _mm256_castsi256_si128(regs->hi));
+}
+
+/* Stride 1, rows at least 16 wide: each output row, 16 outputs a group,
+ * the last group ending at the row's end (overlapping the one before),
+ * stored straight into the output plane. */
+AXLE_AVX2_INLINE void rows_s1(const unsigned skip, const int16_t* plane, const dw_layout_t* l,
+                              int64_t oh, int64_t ow, const dw_weights_t* dw, __m256i vt, __m256 vs,
+                              const axle_qu8_rq_regs_t* regs, uint8_t* y_plane) {
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    const int16_t* row = plane + oy * l->row_len;
+    uint8_t* y = y_plane + oy * ow;
+    for (int64_t j = 0;; j += 16) {
+      if (j > ow - 16) j = ow - 16;
+      _mm_storeu_si128((__m128i*)(y + j),
+                       outputs16_s1(skip, row + j, l->row_len, dw, vt, vs, regs));
+      if (j == ow - 16) break;
+    }
   }
+}
+
+/* Stride 1, narrower rows: the plane walked as one long row (see the top
+ * of the file), 16 outputs a group, into flat. */
+AXLE_AVX2_INLINE void flat_groups(const unsigned skip, const int16_t* plane, const dw_layout_t* l,
+                                  const dw_weights_t* dw, __m256i vt, __m256 vs,
+                                  const axle_qu8_rq_regs_t* regs, uint8_t* flat) {
+  for (int64_t g = 0; g < l->flat_groups; ++g)
+    _mm_storeu_si128((__m128i*)(flat + g * 16),
+                     outputs16_s1(skip, plane + g * 16, l->row_len, dw, vt, vs, regs));
 }
 
 /* Stride 2: each output row's outputs, 16 a group from the padded int16
@@ -142,6 +172,12 @@ AXLE_AVX2 void axle_qu8_dwconv_plane_3x3__avx2(const axle_f32_conv_params_t* p,
 #define AXLE_ROWS_S2(skip) rows_s2(skip, tmp, &l, oh, ow, &dw, vt, vs, &regs, y_plane)
     AXLE_QU8_SKIP_SWITCH(rq->skip, AXLE_ROWS_S2)
 #undef AXLE_ROWS_S2
+    return;
+  }
+  if (ow >= 16) {
+#define AXLE_ROWS_S1(skip) rows_s1(skip, tmp, &l, oh, ow, &dw, vt, vs, &regs, y_plane)
+    AXLE_QU8_SKIP_SWITCH(rq->skip, AXLE_ROWS_S1)
+#undef AXLE_ROWS_S1
     return;
   }
   uint8_t* flat = (uint8_t*)tmp + l.plane_bytes;
