@@ -181,9 +181,17 @@ void axle_qu8_gemm_6x16__avx2(size_t mr, size_t nr, size_t kp, const int16_t* a,
                               const int16_t* b, const int32_t* terms, const float* scale,
                               const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
 
+/* Packs one column of kc rows (element k at x[k * rs]) as the one-column
+ * tiles read it: b's layout with NR = 1, (kc + 1) / 2 pairs back to back.
+ * A strip of one column packed NR wide spent its loads on 15 columns of
+ * zeros: the memset of the whole strip, and a 4-byte read per 64 bytes. */
+void axle_qu8_gemm_pack_b_1__scalar(size_t kc, const uint8_t* x, size_t rs, int16_t* packed);
+
 /* The same for one output column (nr = 1: a pointwise layer on one pixel
- * per image, such as a fully connected layer at batch 1), the weights as
- * the vector operand; the results are those of the 6 x 16 tile. */
+ * per image, such as a fully connected layer at batch 1, or the last pixel
+ * of a 7x7 map), the weights as the vector operand, b packed by
+ * axle_qu8_gemm_pack_b_1__scalar; the results are those of the 6 x 16
+ * tile on the column packed NR wide. */
 void axle_qu8_gemm_6x1__avx2(size_t mr, size_t nr, size_t kp, const int16_t* a, const int16_t* b,
                              const int32_t* terms, const float* scale,
                              const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
@@ -234,9 +242,15 @@ void axle_qu8_gemm_12x16e4c4__avx512(size_t mr, size_t e, size_t kq, const int8_
 void axle_qu8_gemm_12x16c4__avxvnni(size_t mr, size_t nr, size_t kq, const int8_t* a,
                                     const uint8_t* b, const int32_t* terms, const float* scale,
                                     const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
-/* One output column (nr = 1) on K quads: with VNNI (AXLE_ISA_AVX512) as
+/* Packs one column of kc rows as the one-column quad tiles read it: the
+ * quad layout with NR = 1, (kc + 3) / 4 quads back to back. */
+void axle_qu8_gemm_pack_b_1c4__scalar(size_t kc, const uint8_t* x, size_t rs, uint8_t* packed);
+
+/* One output column (nr = 1) on K quads, b packed by
+ * axle_qu8_gemm_pack_b_1c4__scalar: with VNNI (AXLE_ISA_AVX512) as
  * axle_qu8_gemm_6x1__avx2 on pairs, and with AVX2 widening the weights as
- * they load; the results are those of the 12 x 16 tile. */
+ * they load; the results are those of the 12 x 16 tile on the column
+ * packed NR wide. */
 void axle_qu8_gemm_12x1c4__avx2(size_t mr, size_t nr, size_t kq, const int8_t* a,
                                 const uint8_t* b, const int32_t* terms, const float* scale,
                                 const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);

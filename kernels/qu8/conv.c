@@ -278,13 +278,22 @@ static size_t gemm_private_bytes(const axle_qu8_conv_plan_t* plan, uint32_t thre
   return widest >= PRIVATE_MIN_COLS ? round64(plan->m * widest) : 0;
 }
 
-/* Packs cols pixels of the plan's K rows (row stride rs) as a strip. */
-static void pack_strip(const gemm_run_t* r, size_t cols, const uint8_t* src, size_t rs,
+/* Whether a strip of cols pixels goes through a one-column tile, which
+ * reads its column packed dense. */
+static int column_strip(const gemm_run_t* r, size_t cols) {
+  return cols == 1 && (r->ukernel_c4 ? r->column_c4 != NULL : r->column != NULL);
+}
+
+/* Packs cols pixels of the plan's K rows (row stride rs) as a strip: NR
+ * wide, or dense where a one-column tile takes it (column_strip). */
+static void pack_strip(const gemm_run_t* r, size_t cols, int dense, const uint8_t* src, size_t rs,
                        void* strip) {
   if (r->pack_b_c4)
-    r->pack_b_c4(r->plan->k, cols, src, rs, strip);
+    dense ? axle_qu8_gemm_pack_b_1c4__scalar(r->plan->k, src, rs, strip)
+          : r->pack_b_c4(r->plan->k, cols, src, rs, strip);
   else
-    r->pack_b(r->plan->k, cols, src, rs, strip);
+    dense ? axle_qu8_gemm_pack_b_1__scalar(r->plan->k, src, rs, strip)
+          : r->pack_b(r->plan->k, cols, src, rs, strip);
 }
 
 /* Output tile of weight panel pi (a: the group's panels, terms and scale
@@ -298,15 +307,16 @@ static void panel_tile(const gemm_run_t* r, size_t pi, size_t cols, const unsign
   const size_t mr = panel_rows(plan), i0 = pi * mr, kgs = k_groups(plan);
   const size_t rows = plan->m - i0 < mr ? plan->m - i0 : mr;
   const unsigned char* ap = a + pi * panel_bytes(plan);
+  const int column = column_strip(r, cols);
   if (cols > NR) /* a full strip, then cols - NR columns of the next (extra_c4) */
     r->extra_c4(rows, cols - NR, kgs, (const int8_t*)ap, strip,
                 (const uint8_t*)strip + strip_bytes(plan), terms + i0, scale + i0, r->rq, y, ldy);
   else if (r->ukernel_c4)
-    (cols == 1 && r->column_c4 ? r->column_c4 : r->ukernel_c4)(
-        rows, cols, kgs, (const int8_t*)ap, strip, terms + i0, scale + i0, r->rq, y, ldy);
+    (column ? r->column_c4 : r->ukernel_c4)(rows, cols, kgs, (const int8_t*)ap, strip, terms + i0,
+                                            scale + i0, r->rq, y, ldy);
   else
-    (cols == 1 && r->column ? r->column : r->ukernel)(rows, cols, kgs, (const int16_t*)ap, strip,
-                                                      terms + i0, scale + i0, r->rq, y, ldy);
+    (column ? r->column : r->ukernel)(rows, cols, kgs, (const int16_t*)ap, strip, terms + i0,
+                                      scale + i0, r->rq, y, ldy);
 }
 
 static void gemm_task(void* arg, size_t task, uint32_t thread) {
@@ -351,12 +361,12 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
       src = cols_buf + (j0 - block_j0);
       rs = block_cols;
     }
-    pack_strip(r, cols, src, rs, strip);
+    pack_strip(r, cols, column_strip(r, cols), src, rs, strip);
     size_t tile_cols = cols;
     /* The task's narrow last strip joins this one (extra_c4). */
     if (r->extra_c4 && cols == NR && s + 2 == s1 && n - j0 - NR <= AXLE_QU8_GEMM_EXTRA_MAX) {
       tile_cols = n - j0;
-      pack_strip(r, tile_cols - NR, src + NR, rs, (unsigned char*)strip + strip_bytes(plan));
+      pack_strip(r, tile_cols - NR, 0, src + NR, rs, (unsigned char*)strip + strip_bytes(plan));
       ++s;
     }
     for (size_t pi = p0; pi < p1; ++pi)
@@ -605,8 +615,10 @@ static void pair_panel_task(void* arg, size_t pi, uint32_t thread) {
   uint8_t* expanded = ws + pair_expanded_at(r->c); /* [rows][n] */
   void* tmp = ws + pair_tmp_at(r->c);
   if (*packed_image != r->image) {
-    for (size_t s = 0; s < count; ++s)
-      pack_strip(&r->g, n - s * NR < NR ? n - s * NR : NR, r->g.x + s * NR, n, strips + s * sb);
+    for (size_t s = 0; s < count; ++s) {
+      const size_t cols = n - s * NR < NR ? n - s * NR : NR;
+      pack_strip(&r->g, cols, column_strip(&r->g, cols), r->g.x + s * NR, n, strips + s * sb);
+    }
     *packed_image = r->image;
   }
   const int32_t* terms = (const int32_t*)r->g.packed;

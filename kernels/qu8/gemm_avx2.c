@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "axle_kernels_qu8.h"
-#include "lanes_avx2.h"
 #include "requant_avx2.h"
 
 enum { MR = AXLE_QU8_GEMM_MR, NR = AXLE_QU8_GEMM_NR };
@@ -214,7 +213,7 @@ AXLE_AVX2 void axle_qu8_gemm_6x16__avx2(size_t mr, size_t nr, size_t kp, const i
  * vpmaddwd per K pair on one useful lane each. Here the weights are the
  * vector operand: a panel holds, per K pair, the six rows' pairs back to
  * back, so four pairs are 24 int32 = 3 ymm, and the column's pairs x0..x3
- * (column 0 of the strip) are spread to match: [x0 x0 x0 x0 x0 x0 x1 x1],
+ * (one load of the dense column) are spread to match: [x0 x0 x0 x0 x0 x0 x1 x1],
  * [x1 x1 x1 x1 x2 x2 x2 x2], [x2 x2 x3 x3 x3 x3 x3 x3]. Element e of the 24
  * belongs to row e % 6; the rows are summed out of the lanes once, after
  * the K loop. Sums wrap modulo 2^32 as vpaddd does, so the order of the
@@ -229,8 +228,7 @@ AXLE_AVX2 void axle_qu8_gemm_6x1__avx2(size_t mr, size_t nr, size_t kp, const in
   __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0, acc2 = acc0;
   size_t p = 0;
   for (; p + 4 <= kp; p += 4) {
-    const __m256i xv =
-        _mm256_castsi128_si256(axle_qu8_gather4_i32(b + p * NR * 2, NR * 2 * sizeof(int16_t)));
+    const __m256i xv = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i*)(b + p * 2)));
     const __m256i* w = (const __m256i*)(a + p * MR * 2);
     acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_loadu_si256(w),
                                                     _mm256_permutevar8x32_epi32(xv, spread0)));
@@ -247,7 +245,7 @@ AXLE_AVX2 void axle_qu8_gemm_6x1__avx2(size_t mr, size_t nr, size_t kp, const in
   for (size_t e = 0; e < 24; ++e) sum[e % MR] += lanes[e];
   /* The last K pairs, fewer than four. */
   for (; p < kp; ++p) {
-    const int32_t x0 = b[p * NR * 2], x1 = b[p * NR * 2 + 1];
+    const int32_t x0 = b[p * 2], x1 = b[p * 2 + 1];
     for (size_t i = 0; i < MR; ++i)
       sum[i] += (uint32_t)(a[(p * MR + i) * 2] * x0 + a[(p * MR + i) * 2 + 1] * x1);
   }
@@ -269,7 +267,7 @@ AXLE_AVX2 void axle_qu8_gemm_12x1c4__avx2(size_t mr, size_t nr, size_t kq, const
   enum { C4_MR = AXLE_QU8_GEMM_C4_MR };
   (void)nr;
   __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0, acc2 = acc0;
-  for (size_t p = 0; p < kq; ++p, a += C4_MR * 4, b += NR * 4) {
+  for (size_t p = 0; p < kq; ++p, a += C4_MR * 4, b += 4) {
     int32_t q;
     memcpy(&q, b, sizeof q);
     const __m256i x = _mm256_cvtepu8_epi16(_mm_set1_epi32(q));

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "axle_kernels_qu8.h"
-#include "lanes_avx2.h"
 #include "requant_avx512.h"
 
 enum { MR = AXLE_QU8_GEMM_C4_MR, NR = AXLE_QU8_GEMM_NR };
@@ -200,7 +199,7 @@ AXLE_AVX512 void axle_qu8_gemm_12x1c4__avx512(size_t mr, size_t nr, size_t kq, c
   __m512i acc0 = _mm512_setzero_si512(), acc1 = acc0, acc2 = acc0;
   size_t p = 0;
   for (; p + 4 <= kq; p += 4) {
-    const __m512i xv = _mm512_castsi128_si512(axle_qu8_gather4_i32(b + p * NR * 4, NR * 4));
+    const __m512i xv = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i*)(b + p * 4)));
     const int8_t* w = a + p * MR * 4;
     acc0 = _mm512_dpbusd_epi32(acc0, _mm512_permutexvar_epi32(spread0, xv),
                                _mm512_loadu_si512(w));
@@ -219,6 +218,6 @@ AXLE_AVX512 void axle_qu8_gemm_12x1c4__avx512(size_t mr, size_t nr, size_t kq, c
   for (; p < kq; ++p)
     for (size_t i = 0; i < MR; ++i)
       for (size_t t = 0; t < 4; ++t)
-        sum[i] += (uint32_t)(a[(p * MR + i) * 4 + t] * (int32_t)b[p * NR * 4 + t]);
+        sum[i] += (uint32_t)(a[(p * MR + i) * 4 + t] * (int32_t)b[p * 4 + t]);
   for (size_t i = 0; i < mr; ++i) y[i * ldy] = axle_qu8_requant((int32_t)sum[i], scale[i], rq);
 }

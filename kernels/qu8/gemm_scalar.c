@@ -19,6 +19,11 @@ void axle_qu8_gemm_pack_b_16__scalar(size_t kc, size_t cols, const uint8_t* x, s
   }
 }
 
+void axle_qu8_gemm_pack_b_1__scalar(size_t kc, const uint8_t* x, size_t rs, int16_t* packed) {
+  for (size_t k = 0; k < kc; ++k) packed[k] = x[k * rs];
+  if (kc % 2) packed[kc] = 0;
+}
+
 void axle_qu8_gemm_6x16__scalar(size_t mr, size_t nr, size_t kp, const int16_t* a, const int16_t* b,
                                 const int32_t* terms, const float* scale,
                                 const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy) {
@@ -42,6 +47,11 @@ void axle_qu8_gemm_pack_b_16c4__scalar(size_t kc, size_t cols, const uint8_t* x,
     uint8_t* d = packed + k / 4 * NR * 4 + k % 4;
     for (size_t j = 0; j < cols; ++j) d[4 * j] = x[k * rs + j];
   }
+}
+
+void axle_qu8_gemm_pack_b_1c4__scalar(size_t kc, const uint8_t* x, size_t rs, uint8_t* packed) {
+  for (size_t k = 0; k < kc; ++k) packed[k] = x[k * rs];
+  for (size_t k = kc; k % 4; ++k) packed[k] = 0;
 }
 
 void axle_qu8_gemm_12x16c4__scalar(size_t mr, size_t nr, size_t kq, const int8_t* a,

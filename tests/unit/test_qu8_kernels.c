@@ -519,6 +519,18 @@ static void test_pack_b_variants(void) {
         for (size_t j = 0; j < AXLE_QU8_GEMM_NR; ++j)
           CU_ASSERT_EQUAL(a4[(k / 4 * AXLE_QU8_GEMM_NR + j) * 4 + k % 4],
                           k < kc && j < cols ? x[k * rs + j] : 0);
+      /* The dense column of the one-column tiles: column 0 of the NR-wide
+       * strips, padded to whole pairs and quads with 0. */
+      int16_t d[10];
+      uint8_t d4[12];
+      memset(d, 0x5A, sizeof d);
+      memset(d4, 0x5A, sizeof d4);
+      axle_qu8_gemm_pack_b_1__scalar(kc, x, rs, d);
+      axle_qu8_gemm_pack_b_1c4__scalar(kc, x, rs, d4);
+      for (size_t k = 0; k < (kc + 1) / 2 * 2; ++k)
+        CU_ASSERT_EQUAL(d[k], a[k / 2 * AXLE_QU8_GEMM_NR * 2 + k % 2]);
+      for (size_t k = 0; k < (kc + 3) / 4 * 4; ++k)
+        CU_ASSERT_EQUAL(d4[k], a4[k / 4 * AXLE_QU8_GEMM_NR * 4 + k % 4]);
       free(x);
       free(a);
       free(b);
@@ -801,6 +813,14 @@ static void qt_column_case(size_t k_groups, int fill, int quads, qt_c4_fn c4,
   qt_fill_inputs(fill, b8, b_n);
   for (size_t i = 0; i < a_n; ++i) a16[i] = a8[i];
   for (size_t i = 0; i < b_n; ++i) b16[i] = b8[i];
+  /* The column the one-column tiles read: column 0 of the strip, dense. */
+  const size_t dense_n = (k_groups + 1) * per;
+  uint8_t* col8 = kt_scratch(dense_n);
+  int16_t* col16 = kt_scratch(dense_n * sizeof(int16_t));
+  for (size_t i = 0; i < dense_n; ++i) {
+    col8[i] = b8[i / per * NR * per + i % per];
+    col16[i] = b16[i / per * NR * per + i % per];
+  }
   int32_t terms[MR];
   float scale[MR];
   qt_fill_terms(fill, k_groups, MR, terms, scale);
@@ -811,10 +831,10 @@ static void qt_column_case(size_t k_groups, int fill, int quads, qt_c4_fn c4,
     memset(got, 7, sizeof got);
     if (quads) {
       axle_qu8_gemm_12x16c4__scalar(mr, 1, k_groups, a8, b8, terms, scale, &rq, want, LDY);
-      c4(mr, 1, k_groups, a8, b8, terms, scale, &rq, got, LDY);
+      c4(mr, 1, k_groups, a8, col8, terms, scale, &rq, got, LDY);
     } else {
       axle_qu8_gemm_6x16__scalar(mr, 1, k_groups, a16, b16, terms, scale, &rq, want, LDY);
-      axle_qu8_gemm_6x1__avx2(mr, 1, k_groups, a16, b16, terms, scale, &rq, got, LDY);
+      axle_qu8_gemm_6x1__avx2(mr, 1, k_groups, a16, col16, terms, scale, &rq, got, LDY);
     }
     if (memcmp(want, got, sizeof want) != 0) {
       fprintf(stderr, "\n%s: K groups %zu fill %d mr %zu differs\n", what, k_groups, fill, mr);
@@ -825,6 +845,8 @@ static void qt_column_case(size_t k_groups, int fill, int quads, qt_c4_fn c4,
   free(b8);
   free(a16);
   free(b16);
+  free(col8);
+  free(col16);
 }
 
 static void test_ukernel_column_variants(void) {
