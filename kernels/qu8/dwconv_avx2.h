@@ -13,7 +13,12 @@
 /* Scratch layout: the padded plane (row_len elements per row, sized for
  * int16, which the AVX2 kernel widens to, and read as u8 by the AVX-VNNI
  * one; then a margin for the last group's loads and the rows' 16-wide
- * stores), then for stride 1 the flat u8 result. */
+ * stores), then for stride 1 the flat u8 result. At stride 2 a row holds
+ * just the 2 ow + 1 columns the outputs read: a group's lanes past ow read
+ * on into the next row (or the margin), and are never stored. Rounded up
+ * to whole groups plus a group, 112-wide rows took 160 elements and the
+ * plane (36 KB as int16) no longer fit L1 (alone, Zen 4 at AVX2, 96
+ * planes 112x112 -> 56x56: 139-140 -> 119-128 us). */
 typedef struct dw_layout_t {
   int64_t row_len, rows, plane_bytes, flat_groups;
 } dw_layout_t;
@@ -22,7 +27,7 @@ static inline dw_layout_t axle_qu8_dw_layout(const axle_f32_conv_params_t* p) {
   dw_layout_t l;
   const int64_t s = p->stride[2], oh = p->out[1], ow = p->out[2];
   l.rows = (oh - 1) * s + 3;
-  l.row_len = s == 1 ? ow + 2 : 2 * ((ow + 15) / 16 * 16 + 16);
+  l.row_len = s == 1 ? ow + 2 : 2 * ow + 1;
   l.flat_groups = s == 1 ? (oh * l.row_len + 15) / 16 : 0;
   l.plane_bytes = ((l.rows * l.row_len + 64) * 2 + 63) / 64 * 64;
   return l;
