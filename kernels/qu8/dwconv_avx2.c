@@ -86,7 +86,9 @@ AXLE_AVX2_INLINE __m128i outputs16_s1(const unsigned skip, const int16_t* x, int
                                       const dw_weights_t* dw, __m256i vt, __m256 vs,
                                       const axle_qu8_rq_regs_t* regs) {
   /* Even outputs in e, odd in o; after packs_epi32 each 128-bit lane holds
-   * 4 even then 4 odd int16, which this shuffle interleaves. */
+   * 4 even then 4 odd int16, which this shuffle interleaves. (The rest is
+   * axle_qu8_narrow16's; feeding it would take two unpacks of e and o in
+   * place of the one shuffle.) */
   const __m256i interleave = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
                                               0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
   const __m256i e = axle_qu8_scale8(even8(x, row_len, dw, vt), vs, skip);
