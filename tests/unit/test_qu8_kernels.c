@@ -627,11 +627,10 @@ static void test_ukernel_variants(void) {
         memset(got, 7, sizeof got);
         axle_qu8_gemm_6x16__scalar(mr, nr, kp, a, b, terms, scale, &rq, want, 20);
         axle_qu8_gemm_6x16__avx2(mr, nr, kp, a, b, terms, scale, &rq, got, 20);
-        if (memcmp(want, got, sizeof want) != 0) {
-          fprintf(stderr, "\nukernel kp %zu scales %d stage %d mr %zu nr %zu differs\n", kp, kind,
-                  stage, mr, nr);
-          CU_FAIL("6x16 avx2 = scalar");
-        }
+        char what[96];
+        snprintf(what, sizeof what, "6x16 avx2, kp %zu scales %d stage %d mr %zu nr %zu", kp, kind,
+                 stage, mr, nr);
+        qt_same(what, got, want, sizeof want);
       }
     }
     free(a);
@@ -737,11 +736,10 @@ static void test_ukernel_c4_variants(void) {
             memset(got, 7, sizeof got);
             axle_qu8_gemm_12x16c4__scalar(mr, nr, kq, a, b, terms, scale, &rq, want, LDY);
             variants[v].fn(mr, nr, kq, a, b, terms, scale, &rq, got, LDY);
-            if (memcmp(want, got, sizeof want) != 0) {
-              fprintf(stderr, "\n%s: kq %zu fill %d mr %zu nr %zu differs\n", variants[v].name, kq,
-                      fill, mr, nr);
-              CU_FAIL(variants[v].name);
-            }
+            char what[96];
+            snprintf(what, sizeof what, "%s, kq %zu fill %d mr %zu nr %zu", variants[v].name, kq,
+                     fill, mr, nr);
+            qt_same(what, got, want, sizeof want);
           }
         }
         free(a);
@@ -780,10 +778,10 @@ static void test_ukernel_c4_extra(void) {
           axle_qu8_gemm_12x16c4__scalar(mr, NR, kq, a, b, terms, scale, &rq, want, LDY);
           axle_qu8_gemm_12x16c4__scalar(mr, e, kq, a, b2, terms, scale, &rq, want + NR, LDY);
           axle_qu8_gemm_12x16e4c4__avx512(mr, e, kq, a, b, b2, terms, scale, &rq, got, LDY);
-          if (memcmp(want, got, sizeof want) != 0) {
-            fprintf(stderr, "\n12x16e4c4: kq %zu fill %d mr %zu e %zu differs\n", kq, fill, mr, e);
-            CU_FAIL("12x16e4c4 avx512 = scalar on both strips");
-          }
+          char what[96];
+          snprintf(what, sizeof what, "12x16e4c4 avx512 = scalar, kq %zu fill %d mr %zu e %zu", kq,
+                   fill, mr, e);
+          qt_same(what, got, want, sizeof want);
         }
       }
       free(a);
@@ -836,10 +834,10 @@ static void qt_column_case(size_t k_groups, int fill, int quads, qt_c4_fn c4,
       axle_qu8_gemm_6x16__scalar(mr, 1, k_groups, a16, b16, terms, scale, &rq, want, LDY);
       axle_qu8_gemm_6x1__avx2(mr, 1, k_groups, a16, col16, terms, scale, &rq, got, LDY);
     }
-    if (memcmp(want, got, sizeof want) != 0) {
-      fprintf(stderr, "\n%s: K groups %zu fill %d mr %zu differs\n", what, k_groups, fill, mr);
-      CU_FAIL(what);
-    }
+    char case_name[128];
+    snprintf(case_name, sizeof case_name, "%s, K groups %zu fill %d mr %zu", what, k_groups, fill,
+             mr);
+    qt_same(case_name, got, want, sizeof want);
   }
   free(a8);
   free(b8);
