@@ -166,7 +166,7 @@ void axle_qu8_gemm_pack_b_16__scalar(size_t kc, size_t cols, const uint8_t* x, s
 void axle_qu8_gemm_pack_b_16__avx2(size_t kc, size_t cols, const uint8_t* x, size_t rs,
                                    int16_t* packed);
 
-/* One tile of output: for i < mr, j < nr,
+/* One tile of output: for i < mr (<= MR), j < nr (<= NR),
  *   y[i * ldy + j] = requant(terms[i] + sum over kp pairs of a . b)
  * with scale[i] and rq's zero point and clamp (rq->scale is not read).
  * terms: the per-channel int32 terms (bias - x_zero_point * sum w). */
@@ -174,11 +174,19 @@ typedef void (*axle_qu8_gemm_ukernel_fn)(size_t mr, size_t nr, size_t kp, const 
                                          const int16_t* b, const int32_t* terms,
                                          const float* scale, const axle_qu8_requant_t* rq,
                                          uint8_t* y, size_t ldy);
-void axle_qu8_gemm_6x16__scalar(size_t mr, size_t nr, size_t kp, const int16_t* a,
-                                const int16_t* b, const int32_t* terms, const float* scale,
+
+/* A block of tiles: as axle_qu8_gemm_ukernel_fn for i < m, j < n of any
+ * size, a holding (m + MR - 1) / MR panels and b (n + NR - 1) / NR strips,
+ * each kp pairs long, back to back; row i is row i % MR of panel i / MR,
+ * column j column j % NR of strip j / NR. */
+typedef void (*axle_qu8_gemm_block_fn)(size_t m, size_t n, size_t kp, const int16_t* a,
+                                       const int16_t* b, const int32_t* terms, const float* scale,
+                                       const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
+void axle_qu8_gemm_6x16__scalar(size_t m, size_t n, size_t kp, const int16_t* a, const int16_t* b,
+                                const int32_t* terms, const float* scale,
                                 const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
-void axle_qu8_gemm_6x16__avx2(size_t mr, size_t nr, size_t kp, const int16_t* a,
-                              const int16_t* b, const int32_t* terms, const float* scale,
+void axle_qu8_gemm_6x16__avx2(size_t m, size_t n, size_t kp, const int16_t* a, const int16_t* b,
+                              const int32_t* terms, const float* scale,
                               const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
 
 /* Packs one column of kc rows (element k at x[k * rs]) as the one-column

@@ -57,8 +57,10 @@ static int quads(const axle_qu8_conv_plan_t* plan) {
 /* K per group of the GEMM layout (the depthwise taps come in pairs). */
 static size_t k_per_group(const axle_qu8_conv_plan_t* plan) { return quads(plan) ? 4 : 2; }
 static size_t k_pairs(const axle_qu8_conv_plan_t* plan) { return (plan->k + 1) / 2; }
+/* Divides by constants: the driver asks per strip, and a division by
+ * k_per_group() was a div instruction there. */
 static size_t k_groups(const axle_qu8_conv_plan_t* plan) {
-  return (plan->k + k_per_group(plan) - 1) / k_per_group(plan);
+  return quads(plan) ? (plan->k + 3) / 4 : (plan->k + 1) / 2;
 }
 static size_t panel_rows(const axle_qu8_conv_plan_t* plan) { return quads(plan) ? C4_MR : MR; }
 static size_t m_panels(const axle_qu8_conv_plan_t* plan) {
@@ -169,7 +171,7 @@ typedef struct gemm_run_t {
   uint8_t* y;
   unsigned char* scratch;
   /* The plan's layout picks the pair: */
-  axle_qu8_gemm_ukernel_fn ukernel; /* AXLE_QU8_GEMM_PAIRS */
+  axle_qu8_gemm_block_fn block; /* AXLE_QU8_GEMM_PAIRS */
   pack_b_fn pack_b;
   axle_qu8_gemm_c4_ukernel_fn ukernel_c4; /* AXLE_QU8_GEMM_QUADS */
   pack_b_c4_fn pack_b_c4;
@@ -210,7 +212,7 @@ static void gemm_run_init(const axle_qu8_conv_plan_t* plan, const uint8_t* x, co
     r->extra_c4 = vnni && extra_strips(plan) ? axle_qu8_gemm_12x16e4c4__avx512 : NULL;
     r->pack_b_c4 = avx2 ? axle_qu8_gemm_pack_b_16c4__avx2 : axle_qu8_gemm_pack_b_16c4__scalar;
   } else {
-    r->ukernel = avx2 ? axle_qu8_gemm_6x16__avx2 : axle_qu8_gemm_6x16__scalar;
+    r->block = avx2 ? axle_qu8_gemm_6x16__avx2 : axle_qu8_gemm_6x16__scalar;
     r->column = avx2 ? axle_qu8_gemm_6x1__avx2 : NULL;
     r->pack_b = avx2 ? axle_qu8_gemm_pack_b_16__avx2 : axle_qu8_gemm_pack_b_16__scalar;
   }
@@ -296,27 +298,34 @@ static void pack_strip(const gemm_run_t* r, size_t cols, int dense, const uint8_
           : r->pack_b(r->plan->k, cols, src, rs, strip);
 }
 
-/* Output tile of weight panel pi (a: the group's panels, terms and scale
- * its channels') over a packed strip of cols pixels, into y (row stride
- * ldy, the panel's first channel). cols past NR: the strip and the next
- * one, packed right after it, through extra_c4. */
-static void panel_tile(const gemm_run_t* r, size_t pi, size_t cols, const unsigned char* a,
-                       const void* strip, const int32_t* terms, const float* scale, uint8_t* y,
-                       size_t ldy) {
+/* Output tiles of weight panels [p0, p1) (a: the group's panels, terms and
+ * scale its channels') over a packed strip of cols pixels, into y (row
+ * stride ldy, panel p0's first channel). cols past NR: the strip and the
+ * next one, packed right after it, through extra_c4. */
+static void panel_tiles(const gemm_run_t* r, size_t p0, size_t p1, size_t cols,
+                        const unsigned char* a, const void* strip, const int32_t* terms,
+                        const float* scale, uint8_t* y, size_t ldy) {
   const axle_qu8_conv_plan_t* plan = r->plan;
-  const size_t mr = panel_rows(plan), i0 = pi * mr, kgs = k_groups(plan);
-  const size_t rows = plan->m - i0 < mr ? plan->m - i0 : mr;
-  const unsigned char* ap = a + pi * panel_bytes(plan);
+  const size_t mr = panel_rows(plan), kgs = k_groups(plan), pb = panel_bytes(plan);
   const int column = column_strip(r, cols);
-  if (cols > NR) /* a full strip, then cols - NR columns of the next (extra_c4) */
-    r->extra_c4(rows, cols - NR, kgs, (const int8_t*)ap, strip,
-                (const uint8_t*)strip + strip_bytes(plan), terms + i0, scale + i0, r->rq, y, ldy);
-  else if (r->ukernel_c4)
-    (column ? r->column_c4 : r->ukernel_c4)(rows, cols, kgs, (const int8_t*)ap, strip, terms + i0,
-                                            scale + i0, r->rq, y, ldy);
-  else
-    (column ? r->column : r->ukernel)(rows, cols, kgs, (const int16_t*)ap, strip, terms + i0,
-                                      scale + i0, r->rq, y, ldy);
+  if (r->block && !column) {
+    const size_t i0 = p0 * mr, i1 = p1 * mr < plan->m ? p1 * mr : plan->m;
+    r->block(i1 - i0, cols, kgs, (const int16_t*)(a + p0 * pb), strip, terms + i0, scale + i0,
+             r->rq, y, ldy);
+    return;
+  }
+  for (size_t pi = p0; pi < p1; ++pi, y += mr * ldy) {
+    const size_t i0 = pi * mr, rows = plan->m - i0 < mr ? plan->m - i0 : mr;
+    const unsigned char* ap = a + pi * pb;
+    if (cols > NR) /* a full strip, then cols - NR columns of the next (extra_c4) */
+      r->extra_c4(rows, cols - NR, kgs, (const int8_t*)ap, strip,
+                  (const uint8_t*)strip + strip_bytes(plan), terms + i0, scale + i0, r->rq, y, ldy);
+    else if (r->ukernel_c4)
+      (column ? r->column_c4 : r->ukernel_c4)(rows, cols, kgs, (const int8_t*)ap, strip, terms + i0,
+                                              scale + i0, r->rq, y, ldy);
+    else
+      r->column(rows, cols, kgs, (const int16_t*)ap, strip, terms + i0, scale + i0, r->rq, y, ldy);
+  }
 }
 
 static void gemm_task(void* arg, size_t task, uint32_t thread) {
@@ -369,9 +378,8 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
       pack_strip(r, tile_cols - NR, 0, src + NR, rs, (unsigned char*)strip + strip_bytes(plan));
       ++s;
     }
-    for (size_t pi = p0; pi < p1; ++pi)
-      panel_tile(r, pi, tile_cols, a, strip, terms, scale, out + pi * mr * ldo + o0 + (j0 - c0),
-                 ldo);
+    panel_tiles(r, p0, p1, tile_cols, a, strip, terms, scale, out + p0 * mr * ldo + o0 + (j0 - c0),
+                ldo);
   }
   if (r->private_out)
     for (size_t i = 0; i < m; ++i) memcpy(yg + i * n + c0, out + i * width, width);
@@ -623,11 +631,23 @@ static void pair_panel_task(void* arg, size_t pi, uint32_t thread) {
   }
   const int32_t* terms = (const int32_t*)r->g.packed;
   const unsigned char* a = r->g.packed + terms_bytes(pw);
-  for (size_t s = 0; s < count; ++s) {
-    const size_t j0 = s * NR;
-    panel_tile(&r->g, pi, n - j0 < NR ? n - j0 : NR, a, strips + s * sb, terms, r->g.rq->scale,
-               expanded + j0, n);
+  /* The strips packed NR wide, then a last one packed dense. */
+  const size_t dense = column_strip(&r->g, n - (count - 1) * NR), wide = count - dense;
+  if (r->g.block) {
+    const size_t kp = k_groups(pw);
+    r->g.block(rows, dense ? n - 1 : n, kp, (const int16_t*)(a + pi * panel_bytes(pw)),
+               (const int16_t*)(const void*)strips, terms + i0, r->g.rq->scale + i0, r->g.rq,
+               expanded, n);
+  } else {
+    for (size_t s = 0; s < wide; ++s) {
+      const size_t j0 = s * NR;
+      panel_tiles(&r->g, pi, pi + 1, n - j0 < NR ? n - j0 : NR, a, strips + s * sb, terms,
+                  r->g.rq->scale, expanded + j0, n);
+    }
   }
+  if (dense)
+    panel_tiles(&r->g, pi, pi + 1, 1, a, strips + wide * sb, terms, r->g.rq->scale,
+                expanded + wide * NR, n);
   for (size_t i = 0; i < rows; ++i) {
     const int16_t* w;
     const int32_t* term;

@@ -126,86 +126,135 @@ AXLE_AVX2_INLINE void tile_short(const unsigned skip, const size_t R, size_t mr,
   store6x16(skip, acc, mr, nr, scale, rq, y, ldy);
 }
 
-/* The whole tile for one value of skip (a constant at each call). Rows past
- * mr compute on the panel's zero padding and are never stored; terms and
- * scale are not read for them (they may end at row mr). A full tile (the
- * common case) is requantised straight from the named accumulators:
- * through the acc array, which GCC keeps on the stack, the epilogue and
- * the call around it took ~43 cycles a tile against the K loop's ~7.7 per
- * pair (K = 16: 41 % of the layer; 16 -> 96 at 112x112 376 -> 344 us,
- * 24 -> 144 at 56x56 175 -> 165, 64 -> 96 at 28x28 61.7 -> 59.7, Zen 4 at
- * AVX2). */
-AXLE_AVX2_INLINE void tile6x16(const unsigned skip, size_t mr, size_t nr, size_t kp,
-                               const int16_t* a, const int16_t* b, const int32_t* terms,
-                               const float* scale, const axle_qu8_requant_t* rq, uint8_t* y,
-                               size_t ldy) {
-  __m256i acc[MR][2];
-  if (nr > NR / 2 && mr <= 4) {
-    if (mr <= 2)
-      tile_short(skip, 2, mr, nr, kp, a, b, terms, scale, rq, y, ldy);
-    else
-      tile_short(skip, 4, mr, nr, kp, a, b, terms, scale, rq, y, ldy);
+/* The tile on named accumulators (see the top of the file): mr > 4 rows,
+ * nr > 8 columns. Rows past mr compute on the panel's zero padding and are
+ * never stored; terms and scale are not read for them (they may end at row
+ * mr). A full tile (the common case) is requantised straight from the
+ * accumulators: through the acc array, which GCC keeps on the stack, the
+ * epilogue and the call around it took ~43 cycles a tile against the K
+ * loop's ~7.7 per pair (K = 16: 41 % of the layer; 16 -> 96 at 112x112
+ * 376 -> 344 us, 24 -> 144 at 56x56 175 -> 165, 64 -> 96 at 28x28 61.7 ->
+ * 59.7, Zen 4 at AVX2). */
+AXLE_AVX2_INLINE void tile_named(const unsigned skip, size_t mr, size_t nr, size_t kp,
+                                 const int16_t* a, const int16_t* b, const int32_t* terms,
+                                 const float* scale, const axle_qu8_requant_t* rq, uint8_t* y,
+                                 size_t ldy) {
+  __m256i c00 = _mm256_set1_epi32(terms[0]), c01 = c00;
+  __m256i c10 = _mm256_set1_epi32(mr > 1 ? terms[1] : 0), c11 = c10;
+  __m256i c20 = _mm256_set1_epi32(mr > 2 ? terms[2] : 0), c21 = c20;
+  __m256i c30 = _mm256_set1_epi32(mr > 3 ? terms[3] : 0), c31 = c30;
+  __m256i c40 = _mm256_set1_epi32(mr > 4 ? terms[4] : 0), c41 = c40;
+  __m256i c50 = _mm256_set1_epi32(mr > 5 ? terms[5] : 0), c51 = c50;
+  for (size_t p = 0; p < kp; ++p, a += MR * 2, b += NR * 2) {
+    const __m256i b0 = _mm256_loadu_si256((const __m256i*)b);
+    const __m256i b1 = _mm256_loadu_si256((const __m256i*)(b + NR));
+    __m256i ai = pair(a, 0);
+    c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(b0, ai));
+    c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(b1, ai));
+    ai = pair(a, 1);
+    c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(b0, ai));
+    c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(b1, ai));
+    ai = pair(a, 2);
+    c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(b0, ai));
+    c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(b1, ai));
+    ai = pair(a, 3);
+    c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(b0, ai));
+    c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(b1, ai));
+    ai = pair(a, 4);
+    c40 = _mm256_add_epi32(c40, _mm256_madd_epi16(b0, ai));
+    c41 = _mm256_add_epi32(c41, _mm256_madd_epi16(b1, ai));
+    ai = pair(a, 5);
+    c50 = _mm256_add_epi32(c50, _mm256_madd_epi16(b0, ai));
+    c51 = _mm256_add_epi32(c51, _mm256_madd_epi16(b1, ai));
+  }
+  if (mr == MR && nr == NR) {
+    const axle_qu8_rq_regs_t regs = axle_qu8_rq_regs(rq);
+    store_rows2(skip, c00, c01, c10, c11, scale, &regs, y, ldy);
+    store_rows2(skip, c20, c21, c30, c31, scale + 2, &regs, y + 2 * ldy, ldy);
+    store_rows2(skip, c40, c41, c50, c51, scale + 4, &regs, y + 4 * ldy, ldy);
     return;
   }
+  __m256i acc[MR][2];
+  acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11;
+  acc[2][0] = c20, acc[2][1] = c21, acc[3][0] = c30, acc[3][1] = c31;
+  acc[4][0] = c40, acc[4][1] = c41, acc[5][0] = c50, acc[5][1] = c51;
+  store6x16(skip, acc, mr, nr, scale, rq, y, ldy);
+}
+
+/* A tile short of rows or columns (mr <= MR, nr <= NR), for one value of
+ * skip (a constant at each call). Rows past mr compute on the panel's zero
+ * padding and are never stored. */
+AXLE_AVX2_INLINE void tile_partial(const unsigned skip, size_t mr, size_t nr, size_t kp,
+                                   const int16_t* a, const int16_t* b, const int32_t* terms,
+                                   const float* scale, const axle_qu8_requant_t* rq, uint8_t* y,
+                                   size_t ldy) {
   if (nr > NR / 2) {
-    /* Named accumulators (see the top of the file). */
-    __m256i c00 = _mm256_set1_epi32(terms[0]), c01 = c00;
-    __m256i c10 = _mm256_set1_epi32(mr > 1 ? terms[1] : 0), c11 = c10;
-    __m256i c20 = _mm256_set1_epi32(mr > 2 ? terms[2] : 0), c21 = c20;
-    __m256i c30 = _mm256_set1_epi32(mr > 3 ? terms[3] : 0), c31 = c30;
-    __m256i c40 = _mm256_set1_epi32(mr > 4 ? terms[4] : 0), c41 = c40;
-    __m256i c50 = _mm256_set1_epi32(mr > 5 ? terms[5] : 0), c51 = c50;
-    for (size_t p = 0; p < kp; ++p, a += MR * 2, b += NR * 2) {
-      const __m256i b0 = _mm256_loadu_si256((const __m256i*)b);
-      const __m256i b1 = _mm256_loadu_si256((const __m256i*)(b + NR));
-      __m256i ai = pair(a, 0);
-      c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(b0, ai));
-      c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(b1, ai));
-      ai = pair(a, 1);
-      c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(b0, ai));
-      c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(b1, ai));
-      ai = pair(a, 2);
-      c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(b0, ai));
-      c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(b1, ai));
-      ai = pair(a, 3);
-      c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(b0, ai));
-      c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(b1, ai));
-      ai = pair(a, 4);
-      c40 = _mm256_add_epi32(c40, _mm256_madd_epi16(b0, ai));
-      c41 = _mm256_add_epi32(c41, _mm256_madd_epi16(b1, ai));
-      ai = pair(a, 5);
-      c50 = _mm256_add_epi32(c50, _mm256_madd_epi16(b0, ai));
-      c51 = _mm256_add_epi32(c51, _mm256_madd_epi16(b1, ai));
-    }
-    if (mr == MR && nr == NR) {
-      const axle_qu8_rq_regs_t regs = axle_qu8_rq_regs(rq);
-      store_rows2(skip, c00, c01, c10, c11, scale, &regs, y, ldy);
-      store_rows2(skip, c20, c21, c30, c31, scale + 2, &regs, y + 2 * ldy, ldy);
-      store_rows2(skip, c40, c41, c50, c51, scale + 4, &regs, y + 4 * ldy, ldy);
-      return;
-    }
-    acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11;
-    acc[2][0] = c20, acc[2][1] = c21, acc[3][0] = c30, acc[3][1] = c31;
-    acc[4][0] = c40, acc[4][1] = c41, acc[5][0] = c50, acc[5][1] = c51;
-  } else {
+    if (mr <= 2)
+      tile_short(skip, 2, mr, nr, kp, a, b, terms, scale, rq, y, ldy);
+    else if (mr <= 4)
+      tile_short(skip, 4, mr, nr, kp, a, b, terms, scale, rq, y, ldy);
+    else
+      tile_named(skip, mr, nr, kp, a, b, terms, scale, rq, y, ldy);
+    return;
+  }
+  __m256i acc[MR][2];
+  for (size_t i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_set1_epi32(i < mr ? terms[i] : 0);
+  for (size_t p = 0; p < kp; ++p, a += MR * 2, b += NR * 2) {
+    const __m256i b0 = _mm256_loadu_si256((const __m256i*)b);
     for (size_t i = 0; i < MR; ++i)
-      acc[i][0] = acc[i][1] = _mm256_set1_epi32(i < mr ? terms[i] : 0);
-    for (size_t p = 0; p < kp; ++p, a += MR * 2, b += NR * 2) {
-      const __m256i b0 = _mm256_loadu_si256((const __m256i*)b);
-      for (size_t i = 0; i < MR; ++i)
-        acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(b0, pair(a, i)));
-    }
+      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(b0, pair(a, i)));
   }
   store6x16(skip, acc, mr, nr, scale, rq, y, ldy);
 }
 
-AXLE_AVX2 void axle_qu8_gemm_6x16__avx2(size_t mr, size_t nr, size_t kp, const int16_t* a,
-                                        const int16_t* b, const int32_t* terms, const float* scale,
-                                        const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy) {
-  const unsigned skip = rq->skip;
-#define AXLE_TILE(S) tile6x16(S, mr, nr, kp, a, b, terms, scale, rq, y, ldy)
-  AXLE_QU8_SKIP_SWITCH(skip, AXLE_TILE)
+/* Out of line: inlined into the block loop below, the partial tiles'
+ * arrays and branches cost the full tiles' loop its registers. */
+__attribute__((noinline)) AXLE_AVX2 static void tile_any(size_t mr, size_t nr, size_t kp,
+                                                         const int16_t* a, const int16_t* b,
+                                                         const int32_t* terms, const float* scale,
+                                                         const axle_qu8_requant_t* rq, uint8_t* y,
+                                                         size_t ldy){
+#define AXLE_TILE(S) tile_partial(S, mr, nr, kp, a, b, terms, scale, rq, y, ldy)
+    AXLE_QU8_SKIP_SWITCH(rq->skip, AXLE_TILE)
 #undef AXLE_TILE
+}
+
+/* The block for one value of skip (a constant at each call): strip by
+ * strip, the full tiles inline, the others out of line (tile_any). */
+AXLE_AVX2_INLINE
+    void block6x16(const unsigned skip, size_t m, size_t n, size_t kp, const int16_t* a,
+                   const int16_t* b, const int32_t* terms, const float* scale,
+                   const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy) {
+  for (size_t j0 = 0; j0 < n; j0 += NR, b += kp * NR * 2) {
+    const size_t nr = n - j0 < NR ? n - j0 : NR;
+    size_t i0 = 0;
+    if (nr == NR)
+      for (; i0 + MR <= m; i0 += MR)
+        tile_named(skip, MR, NR, kp, a + i0 * kp * 2, b, terms + i0, scale + i0, rq,
+                   y + i0 * ldy + j0, ldy);
+    for (; i0 < m; i0 += MR)
+      tile_any(m - i0 < MR ? m - i0 : MR, nr, kp, a + i0 * kp * 2, b, terms + i0, scale + i0, rq,
+               y + i0 * ldy + j0, ldy);
+  }
+}
+
+/* Looping over the tiles here rather than calling once per tile saves the
+ * call's prologue, the skip dispatch and the driver's per-tile arithmetic:
+ * ~10 cycles a tile (Zen 4 at AVX2, alone: 2 -> 96 at 56x56 34 -> 24.5 us,
+ * 16 -> 96 at 56x56 82 -> 72, 24 -> 144 at 56x56 160 -> 146, 32 -> 192 at
+ * 28x28 66 -> 61). GCC's tree PRE (12.2, -O2), given the loops, carries
+ * values across the tiles and spills the accumulators from the K loop
+ * (576 -> 96 at 14x14 128 -> 200 us); it is off for this function. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-pre")))
+#endif
+AXLE_AVX2 void
+axle_qu8_gemm_6x16__avx2(size_t m, size_t n, size_t kp, const int16_t* a, const int16_t* b,
+                         const int32_t* terms, const float* scale, const axle_qu8_requant_t* rq,
+                         uint8_t* y, size_t ldy){
+#define AXLE_BLOCK(S) block6x16(S, m, n, kp, a, b, terms, scale, rq, y, ldy)
+    AXLE_QU8_SKIP_SWITCH(rq->skip, AXLE_BLOCK)
+#undef AXLE_BLOCK
 }
 
 /* One output column: a pointwise layer on one pixel per image (a fully

@@ -24,15 +24,15 @@ void axle_qu8_gemm_pack_b_1__scalar(size_t kc, const uint8_t* x, size_t rs, int1
   if (kc % 2) packed[kc] = 0;
 }
 
-void axle_qu8_gemm_6x16__scalar(size_t mr, size_t nr, size_t kp, const int16_t* a, const int16_t* b,
+void axle_qu8_gemm_6x16__scalar(size_t m, size_t n, size_t kp, const int16_t* a, const int16_t* b,
                                 const int32_t* terms, const float* scale,
                                 const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy) {
-  for (size_t i = 0; i < mr; ++i) {
-    for (size_t j = 0; j < nr; ++j) {
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < n; ++j) {
       int64_t acc = terms[i];
       for (size_t p = 0; p < kp; ++p) {
-        const int16_t* ap = a + (p * MR + i) * 2;
-        const int16_t* bp = b + (p * NR + j) * 2;
+        const int16_t* ap = a + ((i / MR * kp + p) * MR + i % MR) * 2;
+        const int16_t* bp = b + ((j / NR * kp + p) * NR + j % NR) * 2;
         acc += (int32_t)ap[0] * bp[0] + (int32_t)ap[1] * bp[1];
       }
       y[i * ldy + j] = axle_qu8_requant(axle_qu8_wrap(acc), scale[i], rq);

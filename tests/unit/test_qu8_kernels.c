@@ -604,34 +604,47 @@ static void test_ukernel_variants(void) {
     CU_PASS("no AVX2 on this machine: the AVX2 micro-kernel cannot run");
     return;
   }
-  enum { MR = AXLE_QU8_GEMM_MR, NR = AXLE_QU8_GEMM_NR };
+  enum { MR = AXLE_QU8_GEMM_MR, NR = AXLE_QU8_GEMM_NR, PANELS = 3, STRIPS = 3 };
+  enum { M = PANELS * MR, N = STRIPS * NR, LDY = N + 4 };
+  /* Blocks: every tile shape alone, then several panels and strips with
+   * full and partial tiles mixed. */
   static const size_t kps[] = {0, 1, 2, 7, 40};
+  static const size_t ms[] = {7, 12, 13, 18}, ns[] = {17, 32, 33, 47, 48};
   for (size_t ki = 0; ki < 5 * QT_SCALE_KINDS * QT_STAGES; ++ki) {
     const size_t kp = kps[ki % 5];
     const int kind = (int)(ki / 5 % QT_SCALE_KINDS), stage = (int)(ki / 5 / QT_SCALE_KINDS);
-    int16_t* a = kt_scratch((kp + 1) * MR * 2 * sizeof(int16_t));
-    int16_t* b = kt_scratch((kp + 1) * NR * 2 * sizeof(int16_t));
-    for (size_t i = 0; i < kp * MR * 2; ++i) a[i] = (int16_t)qt_int(-128, 127);
-    for (size_t i = 0; i < kp * NR * 2; ++i) b[i] = (int16_t)qt_int(0, 255);
-    int32_t terms[MR];
-    float scale[MR];
-    for (int i = 0; i < MR; ++i) {
+    int16_t* a = kt_scratch((kp + 1) * M * 2 * sizeof(int16_t));
+    int16_t* b = kt_scratch((kp + 1) * N * 2 * sizeof(int16_t));
+    for (size_t i = 0; i < kp * M * 2; ++i) a[i] = (int16_t)qt_int(-128, 127);
+    for (size_t i = 0; i < kp * N * 2; ++i) b[i] = (int16_t)qt_int(0, 255);
+    int32_t terms[M];
+    float scale[M];
+    for (int i = 0; i < M; ++i) {
       terms[i] = qt_term(kind);
       scale[i] = qt_scale(kind);
     }
-    const axle_qu8_requant_t rq = qt_requant(stage, scale, MR, qt_int(0, 255), 3, 250);
-    for (size_t mr = 1; mr <= MR; ++mr) {
-      for (size_t nr = 1; nr <= NR; ++nr) {
-        uint8_t want[MR * 20], got[MR * 20];
-        memset(want, 7, sizeof want);
-        memset(got, 7, sizeof got);
-        axle_qu8_gemm_6x16__scalar(mr, nr, kp, a, b, terms, scale, &rq, want, 20);
-        axle_qu8_gemm_6x16__avx2(mr, nr, kp, a, b, terms, scale, &rq, got, 20);
-        char what[96];
-        snprintf(what, sizeof what, "6x16 avx2, kp %zu scales %d stage %d mr %zu nr %zu", kp, kind,
-                 stage, mr, nr);
-        qt_same(what, got, want, sizeof want);
-      }
+    const axle_qu8_requant_t rq = qt_requant(stage, scale, M, qt_int(0, 255), 3, 250);
+    for (size_t shape = 0; shape < MR * NR + 4 * 5; ++shape) {
+      const size_t m = shape < MR * NR ? shape / NR + 1 : ms[(shape - MR * NR) / 5];
+      const size_t n = shape < MR * NR ? shape % NR + 1 : ns[(shape - MR * NR) % 5];
+      uint8_t want[M * LDY], got[M * LDY], tiles[M * LDY];
+      memset(want, 7, sizeof want);
+      memset(got, 7, sizeof got);
+      memset(tiles, 7, sizeof tiles);
+      axle_qu8_gemm_6x16__scalar(m, n, kp, a, b, terms, scale, &rq, want, LDY);
+      axle_qu8_gemm_6x16__avx2(m, n, kp, a, b, terms, scale, &rq, got, LDY);
+      /* The block is its tiles: each (panel, strip) alone. */
+      for (size_t i0 = 0; i0 < m; i0 += MR)
+        for (size_t j0 = 0; j0 < n; j0 += NR)
+          axle_qu8_gemm_6x16__scalar(m - i0 < MR ? m - i0 : MR, n - j0 < NR ? n - j0 : NR, kp,
+                                     a + i0 * kp * 2, b + j0 * kp * 2, terms + i0, scale + i0, &rq,
+                                     tiles + i0 * LDY + j0, LDY);
+      char what[96];
+      snprintf(what, sizeof what, "6x16 avx2, kp %zu scales %d stage %d m %zu n %zu", kp, kind,
+               stage, m, n);
+      qt_same(what, got, want, sizeof want);
+      snprintf(what, sizeof what, "6x16 scalar block = tiles, kp %zu m %zu n %zu", kp, m, n);
+      qt_same(what, want, tiles, sizeof want);
     }
     free(a);
     free(b);
@@ -1226,9 +1239,12 @@ static void qt_pair_case(int64_t batch, int64_t cin, int64_t cout, int64_t h, in
 }
 
 static void test_conv_pair(void) {
-  /* Partial panels (13, 7 channels) and strips (63, 5 pixels), a 1x1 map,
-   * both strides, pads of 0 and 1, two images; MobileNetV2's 56x56 block. */
+  /* Partial panels (13, 7 channels) and strips (63, 5 pixels), a last
+   * strip of one pixel (49: packed dense beside the block's strips), a 1x1
+   * map, both strides, pads of 0 and 1, two images; MobileNetV2's 56x56
+   * block. */
   qt_pair_case(1, 5, 13, 7, 9, 1, 1, 1);
+  qt_pair_case(2, 10, 14, 7, 7, 1, 1, 1);
   qt_pair_case(1, 16, 7, 1, 5, 1, 1, 1);
   qt_pair_case(2, 3, 24, 8, 8, 2, 0, 1);
   qt_pair_case(1, 24, 25, 1, 1, 1, 1, 1);
