@@ -228,12 +228,19 @@ typedef void (*axle_qu8_gemm_c4_ukernel_fn)(size_t mr, size_t nr, size_t kq, con
                                             const uint8_t* b, const int32_t* terms,
                                             const float* scale, const axle_qu8_requant_t* rq,
                                             uint8_t* y, size_t ldy);
-void axle_qu8_gemm_12x16c4__scalar(size_t mr, size_t nr, size_t kq, const int8_t* a,
-                                   const uint8_t* b, const int32_t* terms, const float* scale,
+/* A block of tiles on K quads, as axle_qu8_gemm_block_fn on pairs: m rows
+ * and n columns of any size, a holding (m + C4_MR - 1) / C4_MR panels and b
+ * (n + NR - 1) / NR strips, each kq quads long, back to back. */
+typedef void (*axle_qu8_gemm_c4_block_fn)(size_t m, size_t n, size_t kq, const int8_t* a,
+                                          const uint8_t* b, const int32_t* terms,
+                                          const float* scale, const axle_qu8_requant_t* rq,
+                                          uint8_t* y, size_t ldy);
+void axle_qu8_gemm_12x16c4__scalar(size_t m, size_t n, size_t kq, const int8_t* a, const uint8_t* b,
+                                   const int32_t* terms, const float* scale,
                                    const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
 /* Needs AXLE_ISA_AVX512 (which includes VNNI). */
-void axle_qu8_gemm_12x16c4__avx512(size_t mr, size_t nr, size_t kq, const int8_t* a,
-                                   const uint8_t* b, const int32_t* terms, const float* scale,
+void axle_qu8_gemm_12x16c4__avx512(size_t m, size_t n, size_t kq, const int8_t* a, const uint8_t* b,
+                                   const int32_t* terms, const float* scale,
                                    const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
 /* The AVX-512 tile over a full strip b (16 columns) plus the first e (1..4)
  * columns of a second strip b2 (packed the same way), which land in y's
@@ -245,9 +252,9 @@ void axle_qu8_gemm_12x16e4c4__avx512(size_t mr, size_t e, size_t kq, const int8_
                                      const uint8_t* b, const uint8_t* b2, const int32_t* terms,
                                      const float* scale, const axle_qu8_requant_t* rq, uint8_t* y,
                                      size_t ldy);
-/* The same tile on ymm with the VEX vpdpbusd: needs AXLE_ISA_AVX2_VNNI
+/* The same block on ymm with the VEX vpdpbusd: needs AXLE_ISA_AVX2_VNNI
  * exactly (a CPU at AXLE_ISA_AVX512 may lack AVX-VNNI). */
-void axle_qu8_gemm_12x16c4__avxvnni(size_t mr, size_t nr, size_t kq, const int8_t* a,
+void axle_qu8_gemm_12x16c4__avxvnni(size_t m, size_t n, size_t kq, const int8_t* a,
                                     const uint8_t* b, const int32_t* terms, const float* scale,
                                     const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy);
 /* Packs one column of kc rows as the one-column quad tiles read it: the

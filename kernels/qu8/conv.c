@@ -173,7 +173,7 @@ typedef struct gemm_run_t {
   /* The plan's layout picks the pair: */
   axle_qu8_gemm_block_fn block; /* AXLE_QU8_GEMM_PAIRS */
   pack_b_fn pack_b;
-  axle_qu8_gemm_c4_ukernel_fn ukernel_c4; /* AXLE_QU8_GEMM_QUADS */
+  axle_qu8_gemm_c4_block_fn block_c4; /* AXLE_QU8_GEMM_QUADS */
   pack_b_c4_fn pack_b_c4;
   /* For a strip of one column (one pixel per image): the tile of that
    * layout that takes the weights as the vector operand, or NULL. */
@@ -205,9 +205,9 @@ static void gemm_run_init(const axle_qu8_conv_plan_t* plan, const uint8_t* x, co
   r->im2col = avx2 ? axle_qu8_im2col_block__avx2 : axle_qu8_im2col_block;
   r->n_chunks = r->m_chunks = 1;
   if (quads(plan)) {
-    r->ukernel_c4 = vnni                        ? axle_qu8_gemm_12x16c4__avx512
-                    : isa == AXLE_ISA_AVX2_VNNI ? axle_qu8_gemm_12x16c4__avxvnni
-                                                : axle_qu8_gemm_12x16c4__scalar;
+    r->block_c4 = vnni                        ? axle_qu8_gemm_12x16c4__avx512
+                  : isa == AXLE_ISA_AVX2_VNNI ? axle_qu8_gemm_12x16c4__avxvnni
+                                              : axle_qu8_gemm_12x16c4__scalar;
     r->column_c4 = vnni ? axle_qu8_gemm_12x1c4__avx512 : avx2 ? axle_qu8_gemm_12x1c4__avx2 : NULL;
     r->extra_c4 = vnni && extra_strips(plan) ? axle_qu8_gemm_12x16e4c4__avx512 : NULL;
     r->pack_b_c4 = avx2 ? axle_qu8_gemm_pack_b_16c4__avx2 : axle_qu8_gemm_pack_b_16c4__scalar;
@@ -283,7 +283,7 @@ static size_t gemm_private_bytes(const axle_qu8_conv_plan_t* plan, uint32_t thre
 /* Whether a strip of cols pixels goes through a one-column tile, which
  * reads its column packed dense. */
 static int column_strip(const gemm_run_t* r, size_t cols) {
-  return cols == 1 && (r->ukernel_c4 ? r->column_c4 != NULL : r->column != NULL);
+  return cols == 1 && (r->block_c4 ? r->column_c4 != NULL : r->column != NULL);
 }
 
 /* Packs cols pixels of the plan's K rows (row stride rs) as a strip: NR
@@ -298,6 +298,18 @@ static void pack_strip(const gemm_run_t* r, size_t cols, int dense, const uint8_
           : r->pack_b(r->plan->k, cols, src, rs, strip);
 }
 
+/* The block of m rows (panels from a) by n columns (strips packed NR wide
+ * from b, back to back) through the layout's block kernel. */
+static void block_tiles(const gemm_run_t* r, size_t m, size_t n, const unsigned char* a,
+                        const void* b, const int32_t* terms, const float* scale, uint8_t* y,
+                        size_t ldy) {
+  const size_t kgs = k_groups(r->plan);
+  if (r->block_c4)
+    r->block_c4(m, n, kgs, (const int8_t*)a, b, terms, scale, r->rq, y, ldy);
+  else
+    r->block(m, n, kgs, (const int16_t*)a, b, terms, scale, r->rq, y, ldy);
+}
+
 /* Output tiles of weight panels [p0, p1) (a: the group's panels, terms and
  * scale its channels') over a packed strip of cols pixels, into y (row
  * stride ldy, panel p0's first channel). cols past NR: the strip and the
@@ -308,10 +320,9 @@ static void panel_tiles(const gemm_run_t* r, size_t p0, size_t p1, size_t cols,
   const axle_qu8_conv_plan_t* plan = r->plan;
   const size_t mr = panel_rows(plan), kgs = k_groups(plan), pb = panel_bytes(plan);
   const int column = column_strip(r, cols);
-  if (r->block && !column) {
+  if (!column && cols <= NR) {
     const size_t i0 = p0 * mr, i1 = p1 * mr < plan->m ? p1 * mr : plan->m;
-    r->block(i1 - i0, cols, kgs, (const int16_t*)(a + p0 * pb), strip, terms + i0, scale + i0,
-             r->rq, y, ldy);
+    block_tiles(r, i1 - i0, cols, a + p0 * pb, strip, terms + i0, scale + i0, y, ldy);
     return;
   }
   for (size_t pi = p0; pi < p1; ++pi, y += mr * ldy) {
@@ -320,9 +331,9 @@ static void panel_tiles(const gemm_run_t* r, size_t p0, size_t p1, size_t cols,
     if (cols > NR) /* a full strip, then cols - NR columns of the next (extra_c4) */
       r->extra_c4(rows, cols - NR, kgs, (const int8_t*)ap, strip,
                   (const uint8_t*)strip + strip_bytes(plan), terms + i0, scale + i0, r->rq, y, ldy);
-    else if (r->ukernel_c4)
-      (column ? r->column_c4 : r->ukernel_c4)(rows, cols, kgs, (const int8_t*)ap, strip, terms + i0,
-                                              scale + i0, r->rq, y, ldy);
+    else if (r->block_c4)
+      r->column_c4(rows, cols, kgs, (const int8_t*)ap, strip, terms + i0, scale + i0, r->rq, y,
+                   ldy);
     else
       r->column(rows, cols, kgs, (const int16_t*)ap, strip, terms + i0, scale + i0, r->rq, y, ldy);
   }
@@ -631,20 +642,10 @@ static void pair_panel_task(void* arg, size_t pi, uint32_t thread) {
   }
   const int32_t* terms = (const int32_t*)r->g.packed;
   const unsigned char* a = r->g.packed + terms_bytes(pw);
-  /* The strips packed NR wide, then a last one packed dense. */
+  /* The strips packed NR wide as one block, then a last one packed dense. */
   const size_t dense = column_strip(&r->g, n - (count - 1) * NR), wide = count - dense;
-  if (r->g.block) {
-    const size_t kp = k_groups(pw);
-    r->g.block(rows, dense ? n - 1 : n, kp, (const int16_t*)(a + pi * panel_bytes(pw)),
-               (const int16_t*)(const void*)strips, terms + i0, r->g.rq->scale + i0, r->g.rq,
-               expanded, n);
-  } else {
-    for (size_t s = 0; s < wide; ++s) {
-      const size_t j0 = s * NR;
-      panel_tiles(&r->g, pi, pi + 1, n - j0 < NR ? n - j0 : NR, a, strips + s * sb, terms,
-                  r->g.rq->scale, expanded + j0, n);
-    }
-  }
+  block_tiles(&r->g, rows, dense ? n - 1 : n, a + pi * panel_bytes(pw), strips, terms + i0,
+              r->g.rq->scale + i0, expanded, n);
   if (dense)
     panel_tiles(&r->g, pi, pi + 1, 1, a, strips + wide * sb, terms, r->g.rq->scale,
                 expanded + wide * NR, n);

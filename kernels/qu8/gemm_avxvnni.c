@@ -62,10 +62,18 @@ AXLE_AVXVNNI_INLINE void half_tile(size_t h0, size_t mr, size_t nr, size_t kq, c
   }
 }
 
-AXLE_AVXVNNI void axle_qu8_gemm_12x16c4__avxvnni(size_t mr, size_t nr, size_t kq, const int8_t* a,
+AXLE_AVXVNNI void axle_qu8_gemm_12x16c4__avxvnni(size_t m, size_t n, size_t kq, const int8_t* a,
                                                  const uint8_t* b, const int32_t* terms,
                                                  const float* scale, const axle_qu8_requant_t* rq,
                                                  uint8_t* y, size_t ldy) {
-  half_tile(0, mr, nr, kq, a, b, terms, scale, rq, y, ldy);
-  if (mr > HALF) half_tile(HALF, mr, nr, kq, a, b, terms, scale, rq, y, ldy);
+  for (size_t j0 = 0; j0 < n; j0 += NR, b += kq * NR * 4) {
+    const size_t nr = n - j0 < NR ? n - j0 : NR;
+    for (size_t i0 = 0; i0 < m; i0 += MR) {
+      const size_t mr = m - i0 < MR ? m - i0 : MR;
+      const int8_t* ap = a + i0 * kq * 4;
+      uint8_t* yt = y + i0 * ldy + j0;
+      half_tile(0, mr, nr, kq, ap, b, terms + i0, scale + i0, rq, yt, ldy);
+      if (mr > HALF) half_tile(HALF, mr, nr, kq, ap, b, terms + i0, scale + i0, rq, yt, ldy);
+    }
+  }
 }

@@ -54,15 +54,15 @@ void axle_qu8_gemm_pack_b_1c4__scalar(size_t kc, const uint8_t* x, size_t rs, ui
   for (size_t k = kc; k % 4; ++k) packed[k] = 0;
 }
 
-void axle_qu8_gemm_12x16c4__scalar(size_t mr, size_t nr, size_t kq, const int8_t* a,
-                                   const uint8_t* b, const int32_t* terms, const float* scale,
+void axle_qu8_gemm_12x16c4__scalar(size_t m, size_t n, size_t kq, const int8_t* a, const uint8_t* b,
+                                   const int32_t* terms, const float* scale,
                                    const axle_qu8_requant_t* rq, uint8_t* y, size_t ldy) {
-  for (size_t i = 0; i < mr; ++i) {
-    for (size_t j = 0; j < nr; ++j) {
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < n; ++j) {
       int64_t acc = terms[i];
       for (size_t p = 0; p < kq; ++p) {
-        const int8_t* ap = a + (p * C4_MR + i) * 4;
-        const uint8_t* bp = b + (p * NR + j) * 4;
+        const int8_t* ap = a + ((i / C4_MR * kq + p) * C4_MR + i % C4_MR) * 4;
+        const uint8_t* bp = b + ((j / NR * kq + p) * NR + j % NR) * 4;
         for (int t = 0; t < 4; ++t) acc += (int32_t)ap[t] * bp[t];
       }
       y[i * ldy + j] = axle_qu8_requant(axle_qu8_wrap(acc), scale[i], rq);

@@ -716,7 +716,7 @@ static void test_ukernel_c4_variants(void) {
   static const struct {
     const char* name;
     axle_isa_t level;
-    axle_qu8_gemm_c4_ukernel_fn fn;
+    axle_qu8_gemm_c4_block_fn fn;
   } variants[] = {{"12x16c4 avx512 = scalar", AXLE_ISA_AVX512, axle_qu8_gemm_12x16c4__avx512},
                   {"12x16c4 avxvnni = scalar", AXLE_ISA_AVX2_VNNI, axle_qu8_gemm_12x16c4__avxvnni}};
   enum { MR = AXLE_QU8_GEMM_C4_MR, NR = AXLE_QU8_GEMM_NR, LDY = 21 };
@@ -761,6 +761,66 @@ static void test_ukernel_c4_variants(void) {
     }
     CU_PASS(variants[v].name);
   }
+}
+
+/* The VNNI blocks (several panels and strips a call, full and partial
+ * tiles mixed) against the scalar block, and the scalar block against its
+ * tiles run one by one. */
+static void test_ukernel_c4_blocks(void) {
+  enum { MR = AXLE_QU8_GEMM_C4_MR, NR = AXLE_QU8_GEMM_NR, M = 3 * MR, N = 3 * NR, LDY = N + 3 };
+  static const struct {
+    const char* name;
+    axle_isa_t level;
+    axle_qu8_gemm_c4_block_fn fn;
+  } variants[] = {{"avx512", AXLE_ISA_AVX512, axle_qu8_gemm_12x16c4__avx512},
+                  {"avxvnni", AXLE_ISA_AVX2_VNNI, axle_qu8_gemm_12x16c4__avxvnni}};
+  static const size_t kqs[] = {0, 1, 5, 40};
+  static const size_t ms[] = {1, 5, 12, 13, 20, 24, 30, 36}, ns[] = {1, 9, 16, 17, 33, 48};
+  for (size_t ki = 0; ki < sizeof kqs / sizeof kqs[0]; ++ki) {
+    for (int stage = 0; stage < QT_STAGES; ++stage) {
+      const size_t kq = kqs[ki];
+      int8_t* a = kt_scratch((kq + 1) * M * 4);
+      uint8_t* b = kt_scratch((kq + 1) * N * 4);
+      for (size_t i = 0; i < kq * M * 4; ++i) a[i] = (int8_t)qt_int(-128, 127);
+      for (size_t i = 0; i < kq * N * 4; ++i) b[i] = (uint8_t)qt_int(0, 255);
+      int32_t terms[M];
+      float scale[M];
+      /* Sums of 4 kq random products reach ~1e4 sqrt(kq): scaled to ~100. */
+      for (int i = 0; i < M; ++i) {
+        terms[i] = qt_int(-20000, 20000);
+        scale[i] = 0.01f / sqrtf((float)kq + 1.0f) * (float)(1 + i % 3);
+      }
+      const axle_qu8_requant_t rq = qt_requant(stage, scale, M, qt_int(0, 255), 3, 250);
+      for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; ++mi) {
+        for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ++ni) {
+          const size_t m = ms[mi], n = ns[ni];
+          uint8_t want[M * LDY], tiles[M * LDY], got[M * LDY];
+          memset(want, 7, sizeof want);
+          memset(tiles, 7, sizeof tiles);
+          axle_qu8_gemm_12x16c4__scalar(m, n, kq, a, b, terms, scale, &rq, want, LDY);
+          for (size_t i0 = 0; i0 < m; i0 += MR)
+            for (size_t j0 = 0; j0 < n; j0 += NR)
+              axle_qu8_gemm_12x16c4__scalar(m - i0 < MR ? m - i0 : MR, n - j0 < NR ? n - j0 : NR,
+                                            kq, a + i0 * kq * 4, b + j0 * kq * 4, terms + i0,
+                                            scale + i0, &rq, tiles + i0 * LDY + j0, LDY);
+          char what[96];
+          snprintf(what, sizeof what, "12x16c4 scalar block = tiles, kq %zu m %zu n %zu", kq, m, n);
+          qt_same(what, want, tiles, sizeof want);
+          for (size_t v = 0; v < sizeof variants / sizeof variants[0]; ++v) {
+            if (!qt_has_level(variants[v].level)) continue;
+            memset(got, 7, sizeof got);
+            variants[v].fn(m, n, kq, a, b, terms, scale, &rq, got, LDY);
+            snprintf(what, sizeof what, "12x16c4 %s block, kq %zu stage %d m %zu n %zu",
+                     variants[v].name, kq, stage, m, n);
+            qt_same(what, got, want, sizeof want);
+          }
+        }
+      }
+      free(a);
+      free(b);
+    }
+  }
+  CU_PASS("12x16c4 blocks = scalar = its tiles");
 }
 
 /* The AVX-512 tile with a narrow second strip against the scalar tile run
@@ -1385,6 +1445,7 @@ int main(void) {
       {"micro-kernel 12x16c4, by hand", test_ukernel_c4_by_hand},
       {"VNNI micro-kernels 12x16c4 (avx512, avxvnni) = scalar", test_ukernel_c4_variants},
       {"12x16c4 with extra columns (avx512) = scalar on both strips", test_ukernel_c4_extra},
+      {"VNNI blocks of panels and strips = scalar block = its tiles", test_ukernel_c4_blocks},
       {"one-column tiles (6x1, 12x1c4) = scalar at nr 1", test_ukernel_column_variants},
       {"im2col avx2 (stride-2 gather) = scalar", test_im2col_avx2},
       {"depthwise 3x3 planes, avx2, avxvnni and avx512 = scalar", test_dwconv_plane_variants},
