@@ -710,21 +710,25 @@ static int qt_has_level(axle_isa_t level) {
   return has;
 }
 
+/* The VNNI blocks and the level each needs. */
+static const struct {
+  const char* name;
+  axle_isa_t level;
+  axle_qu8_gemm_c4_block_fn fn;
+} qt_c4_variants[] = {
+    {"12x16c4 avx512 = scalar", AXLE_ISA_AVX512, axle_qu8_gemm_12x16c4__avx512},
+    {"12x16c4 avxvnni = scalar", AXLE_ISA_AVX2_VNNI, axle_qu8_gemm_12x16c4__avxvnni}};
+enum { QT_C4_VARIANTS = sizeof qt_c4_variants / sizeof qt_c4_variants[0] };
+
 /* The VNNI tiles (AVX-512 and AVX-VNNI) against the scalar one, bit for
  * bit, on every row and column count and on the fills' extreme operands. */
 static void test_ukernel_c4_variants(void) {
-  static const struct {
-    const char* name;
-    axle_isa_t level;
-    axle_qu8_gemm_c4_block_fn fn;
-  } variants[] = {{"12x16c4 avx512 = scalar", AXLE_ISA_AVX512, axle_qu8_gemm_12x16c4__avx512},
-                  {"12x16c4 avxvnni = scalar", AXLE_ISA_AVX2_VNNI, axle_qu8_gemm_12x16c4__avxvnni}};
   enum { MR = AXLE_QU8_GEMM_C4_MR, NR = AXLE_QU8_GEMM_NR, LDY = 21 };
   static const size_t kqs[] = {0, 1, 2, 3, 7, 40, 129};
-  for (size_t v = 0; v < sizeof variants / sizeof variants[0]; ++v) {
-    if (!qt_has_level(variants[v].level)) {
+  for (size_t v = 0; v < QT_C4_VARIANTS; ++v) {
+    if (!qt_has_level(qt_c4_variants[v].level)) {
       printf("\n  skipped %s: this CPU lacks its VNNI (or AXLE_KERNELS_ISA caps it)\n",
-             variants[v].name);
+             qt_c4_variants[v].name);
       continue;
     }
     for (size_t ki = 0; ki < sizeof kqs / sizeof kqs[0]; ++ki) {
@@ -748,10 +752,10 @@ static void test_ukernel_c4_variants(void) {
             memset(want, 7, sizeof want);
             memset(got, 7, sizeof got);
             axle_qu8_gemm_12x16c4__scalar(mr, nr, kq, a, b, terms, scale, &rq, want, LDY);
-            variants[v].fn(mr, nr, kq, a, b, terms, scale, &rq, got, LDY);
+            qt_c4_variants[v].fn(mr, nr, kq, a, b, terms, scale, &rq, got, LDY);
             char what[96];
-            snprintf(what, sizeof what, "%s, kq %zu fill %d mr %zu nr %zu", variants[v].name, kq,
-                     fill, mr, nr);
+            snprintf(what, sizeof what, "%s, kq %zu fill %d mr %zu nr %zu", qt_c4_variants[v].name,
+                     kq, fill, mr, nr);
             qt_same(what, got, want, sizeof want);
           }
         }
@@ -759,7 +763,7 @@ static void test_ukernel_c4_variants(void) {
         free(b);
       }
     }
-    CU_PASS(variants[v].name);
+    CU_PASS(qt_c4_variants[v].name);
   }
 }
 
@@ -768,12 +772,6 @@ static void test_ukernel_c4_variants(void) {
  * tiles run one by one. */
 static void test_ukernel_c4_blocks(void) {
   enum { MR = AXLE_QU8_GEMM_C4_MR, NR = AXLE_QU8_GEMM_NR, M = 3 * MR, N = 3 * NR, LDY = N + 3 };
-  static const struct {
-    const char* name;
-    axle_isa_t level;
-    axle_qu8_gemm_c4_block_fn fn;
-  } variants[] = {{"avx512", AXLE_ISA_AVX512, axle_qu8_gemm_12x16c4__avx512},
-                  {"avxvnni", AXLE_ISA_AVX2_VNNI, axle_qu8_gemm_12x16c4__avxvnni}};
   static const size_t kqs[] = {0, 1, 5, 40};
   static const size_t ms[] = {1, 5, 12, 13, 20, 24, 30, 36}, ns[] = {1, 9, 16, 17, 33, 48};
   for (size_t ki = 0; ki < sizeof kqs / sizeof kqs[0]; ++ki) {
@@ -806,12 +804,12 @@ static void test_ukernel_c4_blocks(void) {
           char what[96];
           snprintf(what, sizeof what, "12x16c4 scalar block = tiles, kq %zu m %zu n %zu", kq, m, n);
           qt_same(what, want, tiles, sizeof want);
-          for (size_t v = 0; v < sizeof variants / sizeof variants[0]; ++v) {
-            if (!qt_has_level(variants[v].level)) continue;
+          for (size_t v = 0; v < QT_C4_VARIANTS; ++v) {
+            if (!qt_has_level(qt_c4_variants[v].level)) continue;
             memset(got, 7, sizeof got);
-            variants[v].fn(m, n, kq, a, b, terms, scale, &rq, got, LDY);
-            snprintf(what, sizeof what, "12x16c4 %s block, kq %zu stage %d m %zu n %zu",
-                     variants[v].name, kq, stage, m, n);
+            qt_c4_variants[v].fn(m, n, kq, a, b, terms, scale, &rq, got, LDY);
+            snprintf(what, sizeof what, "%s, block, kq %zu stage %d m %zu n %zu",
+                     qt_c4_variants[v].name, kq, stage, m, n);
             qt_same(what, got, want, sizeof want);
           }
         }
