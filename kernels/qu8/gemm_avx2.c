@@ -139,34 +139,32 @@ AXLE_AVX2_INLINE void tile_named(const unsigned skip, size_t mr, size_t nr, size
                                  const int16_t* a, const int16_t* b, const int32_t* terms,
                                  const float* scale, const axle_qu8_requant_t* rq, uint8_t* y,
                                  size_t ldy) {
-  __m256i c00 = _mm256_set1_epi32(terms[0]), c01 = c00;
-  __m256i c10 = _mm256_set1_epi32(mr > 1 ? terms[1] : 0), c11 = c10;
-  __m256i c20 = _mm256_set1_epi32(mr > 2 ? terms[2] : 0), c21 = c20;
-  __m256i c30 = _mm256_set1_epi32(mr > 3 ? terms[3] : 0), c31 = c30;
-  __m256i c40 = _mm256_set1_epi32(mr > 4 ? terms[4] : 0), c41 = c40;
-  __m256i c50 = _mm256_set1_epi32(mr > 5 ? terms[5] : 0), c51 = c50;
+  /* Row R's two accumulators, named (an array gets spilled), and its step. */
+#define AXLE_ROW_INIT(R) \
+  __m256i c##R##0 = _mm256_set1_epi32(mr > R ? terms[R] : 0), c##R##1 = c##R##0
+#define AXLE_ROW_STEP(R)                                          \
+  ai = pair(a, R);                                                \
+  c##R##0 = _mm256_add_epi32(c##R##0, _mm256_madd_epi16(b0, ai)); \
+  c##R##1 = _mm256_add_epi32(c##R##1, _mm256_madd_epi16(b1, ai))
+  AXLE_ROW_INIT(0);
+  AXLE_ROW_INIT(1);
+  AXLE_ROW_INIT(2);
+  AXLE_ROW_INIT(3);
+  AXLE_ROW_INIT(4);
+  AXLE_ROW_INIT(5);
   for (size_t p = 0; p < kp; ++p, a += MR * 2, b += NR * 2) {
     const __m256i b0 = _mm256_loadu_si256((const __m256i*)b);
     const __m256i b1 = _mm256_loadu_si256((const __m256i*)(b + NR));
-    __m256i ai = pair(a, 0);
-    c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(b0, ai));
-    c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(b1, ai));
-    ai = pair(a, 1);
-    c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(b0, ai));
-    c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(b1, ai));
-    ai = pair(a, 2);
-    c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(b0, ai));
-    c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(b1, ai));
-    ai = pair(a, 3);
-    c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(b0, ai));
-    c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(b1, ai));
-    ai = pair(a, 4);
-    c40 = _mm256_add_epi32(c40, _mm256_madd_epi16(b0, ai));
-    c41 = _mm256_add_epi32(c41, _mm256_madd_epi16(b1, ai));
-    ai = pair(a, 5);
-    c50 = _mm256_add_epi32(c50, _mm256_madd_epi16(b0, ai));
-    c51 = _mm256_add_epi32(c51, _mm256_madd_epi16(b1, ai));
+    __m256i ai;
+    AXLE_ROW_STEP(0);
+    AXLE_ROW_STEP(1);
+    AXLE_ROW_STEP(2);
+    AXLE_ROW_STEP(3);
+    AXLE_ROW_STEP(4);
+    AXLE_ROW_STEP(5);
   }
+#undef AXLE_ROW_STEP
+#undef AXLE_ROW_INIT
   if (mr == MR && nr == NR) {
     const axle_qu8_rq_regs_t regs = axle_qu8_rq_regs(rq);
     store_rows2(skip, c00, c01, c10, c11, scale, &regs, y, ldy);
