@@ -12,6 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "axle_kernels_elementwise.h"
+
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
 
@@ -40,60 +42,6 @@ tio_kind_t tio_kind_from_path(const char* path) {
 /* ------------------------------------------------------------------------ */
 /* Element access                                                            */
 /* ------------------------------------------------------------------------ */
-
-static float f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
-  if (e == 0) {
-    float v = ldexpf((float)m, -24);
-    return sign ? -v : v;
-  }
-  if (e == 31)
-    bits = sign | 0x7f800000u | (m << 13);
-  else
-    bits = sign | ((e + 112u) << 23) | (m << 13);
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-/* Round to nearest even, as hardware conversions do, so values written by
- * the tool match what NumPy's astype(np.float16) gives. */
-static uint16_t f32_to_f16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t exp = (x >> 23) & 0xffu, mant = x & 0x7fffffu;
-  if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
-  int e = (int)exp - 127 + 15;
-  if (e >= 31) return (uint16_t)(sign | 0x7c00u);
-  if (e <= 0) {
-    if (e < -10) return (uint16_t)sign;
-    mant |= 0x800000u;
-    unsigned shift = (unsigned)(14 - e);
-    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) h++;
-    return (uint16_t)(sign | h);
-  }
-  uint32_t h = ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++; /* a carry into the exponent is right */
-  return (uint16_t)(sign | h);
-}
-
-static float bf16_to_f32(uint16_t b) {
-  uint32_t bits = (uint32_t)b << 16;
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-static uint16_t f32_to_bf16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return (uint16_t)(x >> 16);
-}
 
 int tio_dtype_is_float(axle_dtype_t dtype) {
   return dtype == AXLE_DTYPE_F32 || dtype == AXLE_DTYPE_F64 || dtype == AXLE_DTYPE_F16 ||
@@ -133,12 +81,12 @@ double tio_get(const void* data, axle_dtype_t dtype, size_t i) {
     case AXLE_DTYPE_F16: {
       uint16_t h;
       memcpy(&h, p + 2 * i, 2);
-      return f16_to_f32(h);
+      return axle_f32_from_f16(h);
     }
     case AXLE_DTYPE_BF16: {
       uint16_t h;
       memcpy(&h, p + 2 * i, 2);
-      return bf16_to_f32(h);
+      return axle_f32_from_bf16(h);
     }
     default:
       return 0.0;
@@ -178,8 +126,10 @@ void tio_set(void* data, axle_dtype_t dtype, size_t i, double v) {
       STORE(int64_t, r >= 9223372036854775808.0 ? INT64_MAX : (int64_t)r);
     }
     case AXLE_DTYPE_BOOL: p[i] = (v != 0.0 && !isnan(v)) ? 1 : 0; return;
-    case AXLE_DTYPE_F16: STORE(uint16_t, f32_to_f16((float)v));
-    case AXLE_DTYPE_BF16: STORE(uint16_t, f32_to_bf16((float)v));
+    case AXLE_DTYPE_F16:
+      STORE(uint16_t, axle_f16_from_f64(v));
+    case AXLE_DTYPE_BF16:
+      STORE(uint16_t, axle_bf16_from_f64(v));
     default: return;
   }
 }

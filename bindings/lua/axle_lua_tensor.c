@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "axle_kernels_elementwise.h"
 #include "axle_lua_internal.h"
 
 static const axle_dtype_t kDtypes[] = {
@@ -27,61 +28,18 @@ axle_dtype_t lax_dtype_check(lua_State* L, int idx) {
   return AXLE_DTYPE_UNDEFINED;
 }
 
-/* ---- float16 / bfloat16 ------------------------------------------------- */
-
-static float bits_to_f32(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-static uint32_t f32_to_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-static float f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  if (exp == 0x1f) return bits_to_f32(sign | 0x7f800000u | (man << 13));
-  if (exp == 0) {
-    float v = ldexpf((float)man, -24); /* subnormal (or zero) */
-    return sign ? -v : v;
-  }
-  return bits_to_f32(sign | ((exp + 112) << 23) | (man << 13));
-}
-
-/* Round to nearest even, as numpy and ONNX Runtime do. */
-static uint16_t f32_to_f16(float f) {
-  uint32_t u = f32_to_bits(f);
-  uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
-  uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00); /* NaN */
-  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* overflow -> inf */
-  if (a < 0x38800000u) {                                    /* subnormal half */
-    float v = bits_to_f32(a) * 16777216.0f;                 /* scale by 2^24 */
-    return (uint16_t)(sign | (uint16_t)lrintf(v));
-  }
-  uint32_t r = a + 0xfffu + ((a >> 13) & 1u);
-  return (uint16_t)(sign | ((r - 0x38000000u) >> 13));
-}
-
-static float bf16_to_f32(uint16_t h) { return bits_to_f32((uint32_t)h << 16); }
-
-static uint16_t f32_to_bf16(float f) {
-  uint32_t u = f32_to_bits(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
-  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
 /* ---- element access ----------------------------------------------------- */
 
 static void push_elem(lua_State* L, axle_dtype_t dt, const void* base, int64_t i) {
   switch (dt) {
     case AXLE_DTYPE_F32: lua_pushnumber(L, ((const float*)base)[i]); break;
     case AXLE_DTYPE_F64: lua_pushnumber(L, ((const double*)base)[i]); break;
-    case AXLE_DTYPE_F16: lua_pushnumber(L, f16_to_f32(((const uint16_t*)base)[i])); break;
-    case AXLE_DTYPE_BF16: lua_pushnumber(L, bf16_to_f32(((const uint16_t*)base)[i])); break;
+    case AXLE_DTYPE_F16:
+      lua_pushnumber(L, axle_f32_from_f16(((const uint16_t*)base)[i]));
+      break;
+    case AXLE_DTYPE_BF16:
+      lua_pushnumber(L, axle_f32_from_bf16(((const uint16_t*)base)[i]));
+      break;
     case AXLE_DTYPE_U8: lua_pushinteger(L, ((const uint8_t*)base)[i]); break;
     case AXLE_DTYPE_I8: lua_pushinteger(L, ((const int8_t*)base)[i]); break;
     case AXLE_DTYPE_U16: lua_pushinteger(L, ((const uint16_t*)base)[i]); break;
@@ -116,10 +74,10 @@ static const char* store_elem(lua_State* L, int idx, axle_dtype_t dt, void* base
     case AXLE_DTYPE_F32: ((float*)base)[i] = (float)lua_tonumber(L, idx); return NULL;
     case AXLE_DTYPE_F64: ((double*)base)[i] = (double)lua_tonumber(L, idx); return NULL;
     case AXLE_DTYPE_F16:
-      ((uint16_t*)base)[i] = f32_to_f16((float)lua_tonumber(L, idx));
+      ((uint16_t*)base)[i] = axle_f16_from_f64((double)lua_tonumber(L, idx));
       return NULL;
     case AXLE_DTYPE_BF16:
-      ((uint16_t*)base)[i] = f32_to_bf16((float)lua_tonumber(L, idx));
+      ((uint16_t*)base)[i] = axle_bf16_from_f64((double)lua_tonumber(L, idx));
       return NULL;
     default: break;
   }

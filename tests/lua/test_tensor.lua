@@ -122,6 +122,12 @@ T.test("float32 stores round to float32; float16/bfloat16 round to nearest even"
   T.eq(bf:get(1), 1.0, "bfloat16 tie to even")
   local nan = axle.tensor({ 1 }, "float16", { 0 / 0 })
   T.ok(nan:get(1) ~= nan:get(1), "NaN stays NaN")
+  -- A Lua number is a double, rounded once: through float32 first, these
+  -- would land on the ties and round down to 1.
+  local once = axle.tensor({ 1 }, "float16", { 1 + 2 ^ -11 + 2 ^ -40 })
+  T.eq(once:get(1), 1 + 2 ^ -10, "float16 from a double just above a tie")
+  local bf_once = axle.tensor({ 1 }, "bfloat16", { 1 + 2 ^ -8 + 2 ^ -40 })
+  T.eq(bf_once:get(1), 1 + 2 ^ -7, "bfloat16 from a double just above a tie")
 end)
 
 T.test("binary strings: bytes/tostring and back", function()

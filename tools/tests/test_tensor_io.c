@@ -334,9 +334,16 @@ static void test_npy_to_inputs(void) {
 static void test_element_conversions(void) {
   uint16_t h[1];
   const double cases[][2] = {
-      {1.0, 1.0}, {-2.0, -2.0}, {0.5, 0.5}, {65504.0, 65504.0}, {65520.0, INFINITY},
+      {1.0, 1.0},
+      {-2.0, -2.0},
+      {0.5, 0.5},
+      {65504.0, 65504.0},
+      {65520.0, INFINITY},
       {1e-7, 1.1920928955078125e-07}, /* subnormal: 2 x 2^-24 */
       {1.00048828125, 1.0},           /* tie to even */
+      /* Just above that tie, rounded once from double (through float it
+       * would become the tie and round down). */
+      {1.00048828125 + 0x1p-40, 1.0009765625},
       {1e-9, 0.0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -350,6 +357,8 @@ static void test_element_conversions(void) {
   }
   tio_set(h, AXLE_DTYPE_BF16, 0, 3.0);
   CU_ASSERT_DOUBLE_EQUAL(tio_get(h, AXLE_DTYPE_BF16, 0), 3.0, 0.0);
+  tio_set(h, AXLE_DTYPE_BF16, 0, 1.00390625 + 0x1p-40); /* above the tie 1 + 2^-8 */
+  CU_ASSERT_DOUBLE_EQUAL(tio_get(h, AXLE_DTYPE_BF16, 0), 1.0078125, 0.0);
   tio_set(h, AXLE_DTYPE_F16, 0, NAN);
   CU_ASSERT(isnan(tio_get(h, AXLE_DTYPE_F16, 0)));
 
