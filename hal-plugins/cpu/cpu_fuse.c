@@ -209,6 +209,68 @@ static void grow_group(const cpu_fuse_ctx_t* c, const uint8_t* internal, const i
   }
 }
 
+/* The plan over allocated tables (cpu_fuse_plan owns and frees them):
+ * readers and writers, locations, internal tensors, then the groups. */
+static int32_t plan_groups(cpu_fuse_ctx_t* c, int keep_intermediates, uint8_t* slot0,
+                           uint8_t* foreign, cpu_fuse_result_t* out) {
+  const axle_hal_subgraph_t* sg = c->sg;
+  const axle_hal_graph_t* g = c->g;
+  for (uint32_t i = 0; i < g->node_count; ++i) c->position[i] = -1;
+  for (uint32_t p = 0; p < sg->node_count; ++p) c->position[sg->nodes[p]] = (int32_t)p;
+  for (uint32_t t = 0; t < g->tensor_count; ++t) c->writer_pos[t] = -1;
+  /* Readers and writers over the whole graph: a tensor any node outside the
+   * partition touches is foreign. */
+  for (uint32_t i = 0; i < g->node_count; ++i) {
+    const axle_hal_node_t* n = &g->nodes[i];
+    const int outside = c->position[i] < 0;
+    for (uint32_t j = 0; j < n->input_count; ++j) {
+      const int32_t t = n->inputs[j];
+      if (t < 0 || (uint32_t)t >= g->tensor_count) continue;
+      ++c->uses[t];
+      c->consumer[t] = (int32_t)i;
+      if (outside) foreign[t] = 1;
+    }
+    for (uint32_t j = 0; j < n->output_count; ++j) {
+      const int32_t t = n->outputs[j];
+      if (t < 0 || (uint32_t)t >= g->tensor_count) continue;
+      if (outside) foreign[t] = 1;
+      else
+        c->writer_pos[t] = c->position[i];
+    }
+  }
+  for (uint32_t t = 0; t < g->tensor_count; ++t) c->location[t] = -1;
+  for (uint32_t i = 0; i < sg->location_count; ++i) {
+    const int32_t t = sg->locations[i].tensor;
+    if (t < 0 || (uint32_t)t >= g->tensor_count) continue;
+    c->location[t] = (int32_t)i;
+    if (sg->locations[i].slot == 0) slot0[t] = 1;
+  }
+  for (uint32_t t = 0; t < g->tensor_count; ++t) {
+    const uint32_t f = g->tensors[t].flags;
+    out->internal[t] = slot0[t] && !foreign[t] && c->writer_pos[t] >= 0 &&
+                       !(f & (AXLE_HAL_TENSOR_CONSTANT | AXLE_HAL_TENSOR_GRAPH_INPUT |
+                              AXLE_HAL_TENSOR_GRAPH_OUTPUT));
+  }
+  for (uint32_t p = 0; p < sg->node_count; ++p) out->role[p] = CPU_ROLE_PLAIN;
+  /* AXLE_CPU_FUSION=0 compiles every node on its own: a diagnostic switch
+   * for telling a fusion problem from a kernel problem. */
+  const char* env = getenv("AXLE_CPU_FUSION");
+  const int enabled = (!env || strcmp(env, "0") != 0) && !keep_intermediates;
+  /* Integer QDQ patterns first: their Convs are no float Conv chains. */
+  if (enabled) cpu_qdq_plan(c, out);
+  for (uint32_t p = 0; enabled && p < sg->node_count; ++p) {
+    if (out->role[p] != CPU_ROLE_PLAIN || !cpu_fuse_is_op(&g->nodes[sg->nodes[p]], "Conv"))
+      continue;
+    cpu_group_t grp;
+    grow_group(c, out->internal, out->role, p, &grp);
+    if (grp.count < 2 || !cpu_fuse_output_safe(c, out->internal, &grp)) continue;
+    for (uint32_t m = 0; m + 1 < grp.count; ++m) out->role[grp.members[m]] = CPU_ROLE_ABSORBED;
+    out->role[grp.position] = (int32_t)out->group_count;
+    out->groups[out->group_count++] = grp;
+  }
+  return enabled ? cpu_chain_plan(c, out) : AXLE_HAL_OK;
+}
+
 int32_t cpu_fuse_plan(const axle_hal_subgraph_t* sg, int keep_intermediates, uint32_t threads,
                       cpu_fuse_result_t* out) {
   memset(out, 0, sizeof *out);
@@ -224,72 +286,10 @@ int32_t cpu_fuse_plan(const axle_hal_subgraph_t* sg, int keep_intermediates, uin
   out->groups = malloc((sg->node_count + 1) * sizeof *out->groups);
   uint8_t* slot0 = calloc(g->tensor_count + 1, 1);
   uint8_t* foreign = calloc(g->tensor_count + 1, 1);
-  if (!c.uses || !c.consumer || !c.writer_pos || !c.position || !c.location || !out->role ||
-      !out->internal ||
-      !out->groups || !slot0 || !foreign) {
-    free(c.uses);
-    free(c.consumer);
-    free(c.writer_pos);
-    free(c.position);
-    free(c.location);
-    free(slot0);
-    free(foreign);
-    cpu_fuse_free(out);
-    return AXLE_HAL_OUT_OF_MEMORY;
-  }
-  for (uint32_t i = 0; i < g->node_count; ++i) c.position[i] = -1;
-  for (uint32_t p = 0; p < sg->node_count; ++p) c.position[sg->nodes[p]] = (int32_t)p;
-  for (uint32_t t = 0; t < g->tensor_count; ++t) c.writer_pos[t] = -1;
-  /* Readers and writers over the whole graph: a tensor any node outside the
-   * partition touches is foreign. */
-  for (uint32_t i = 0; i < g->node_count; ++i) {
-    const axle_hal_node_t* n = &g->nodes[i];
-    const int outside = c.position[i] < 0;
-    for (uint32_t j = 0; j < n->input_count; ++j) {
-      const int32_t t = n->inputs[j];
-      if (t < 0 || (uint32_t)t >= g->tensor_count) continue;
-      ++c.uses[t];
-      c.consumer[t] = (int32_t)i;
-      if (outside) foreign[t] = 1;
-    }
-    for (uint32_t j = 0; j < n->output_count; ++j) {
-      const int32_t t = n->outputs[j];
-      if (t < 0 || (uint32_t)t >= g->tensor_count) continue;
-      if (outside) foreign[t] = 1;
-      else c.writer_pos[t] = c.position[i];
-    }
-  }
-  for (uint32_t t = 0; t < g->tensor_count; ++t) c.location[t] = -1;
-  for (uint32_t i = 0; i < sg->location_count; ++i) {
-    const int32_t t = sg->locations[i].tensor;
-    if (t < 0 || (uint32_t)t >= g->tensor_count) continue;
-    c.location[t] = (int32_t)i;
-    if (sg->locations[i].slot == 0) slot0[t] = 1;
-  }
-  for (uint32_t t = 0; t < g->tensor_count; ++t) {
-    const uint32_t f = g->tensors[t].flags;
-    out->internal[t] = slot0[t] && !foreign[t] && c.writer_pos[t] >= 0 &&
-                       !(f & (AXLE_HAL_TENSOR_CONSTANT | AXLE_HAL_TENSOR_GRAPH_INPUT |
-                              AXLE_HAL_TENSOR_GRAPH_OUTPUT));
-  }
-  for (uint32_t p = 0; p < sg->node_count; ++p) out->role[p] = CPU_ROLE_PLAIN;
-  /* AXLE_CPU_FUSION=0 compiles every node on its own: a diagnostic switch
-   * for telling a fusion problem from a kernel problem. */
-  const char* env = getenv("AXLE_CPU_FUSION");
-  const int enabled = (!env || strcmp(env, "0") != 0) && !keep_intermediates;
-  /* Integer QDQ patterns first: their Convs are no float Conv chains. */
-  if (enabled) cpu_qdq_plan(&c, out);
-  for (uint32_t p = 0; enabled && p < sg->node_count; ++p) {
-    if (out->role[p] != CPU_ROLE_PLAIN || !cpu_fuse_is_op(&g->nodes[sg->nodes[p]], "Conv"))
-      continue;
-    cpu_group_t grp;
-    grow_group(&c, out->internal, out->role, p, &grp);
-    if (grp.count < 2 || !cpu_fuse_output_safe(&c, out->internal, &grp)) continue;
-    for (uint32_t m = 0; m + 1 < grp.count; ++m) out->role[grp.members[m]] = CPU_ROLE_ABSORBED;
-    out->role[grp.position] = (int32_t)out->group_count;
-    out->groups[out->group_count++] = grp;
-  }
-  const int32_t st = enabled ? cpu_chain_plan(&c, out) : AXLE_HAL_OK;
+  int32_t st = AXLE_HAL_OUT_OF_MEMORY;
+  if (c.uses && c.consumer && c.writer_pos && c.position && c.location && out->role &&
+      out->internal && out->groups && slot0 && foreign)
+    st = plan_groups(&c, keep_intermediates, slot0, foreign, out);
   free(c.uses);
   free(c.consumer);
   free(c.writer_pos);
