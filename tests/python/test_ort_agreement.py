@@ -39,6 +39,21 @@ needs_cli = pytest.mark.skipif(
     not AXLE_CLI or not os.access(AXLE_CLI, os.X_OK),
     reason="AXLE_CLI does not name the axle executable (ctest sets it)")
 
+# The kernel levels a test runs at: the best this CPU has, and capped at
+# AVX2 + FMA (what an AVX2-only CPU such as Zen 3 runs) and at the portable
+# scalar kernels (what a CPU without AVX2 runs), so that every level's
+# kernels, plans and fusions meet end to end whatever CPU the tests run on.
+# A cap above what the CPU has changes nothing.
+each_isa_level = pytest.mark.parametrize("isa", [None, "avx2", "scalar"],
+                                         ids=["best_isa", "avx2", "scalar"])
+
+
+def isa_env(isa, env=None):
+    """env (or nothing) plus the AXLE_KERNELS_ISA cap isa (None: no cap)."""
+    if isa is None:
+        return env
+    return dict(env or {}, AXLE_KERNELS_ISA=isa)
+
 
 # ---------------------------------------------------------------------------
 # Model building
@@ -243,12 +258,13 @@ def assert_agree(model_path, feeds, work_dir, extra=(), env=None):
 
 
 @needs_cli
+@each_isa_level
 @pytest.mark.parametrize("name,builder", [("mobilenet_v2", build_mobilenet_v2),
                                           ("resnet18", build_resnet18)])
-def test_network_matches_ort(name, builder, model_dir, tmp_path):
+def test_network_matches_ort(name, builder, model_dir, tmp_path, isa):
     path = built_model(model_dir, name, builder)
     x = np.random.default_rng(7).normal(0.0, 1.0, (1, 3, 224, 224)).astype(np.float32)
-    assert_agree(path, {"input": x}, tmp_path)
+    assert_agree(path, {"input": x}, tmp_path, env=isa_env(isa))
 
 
 def build_inverted_residuals():
