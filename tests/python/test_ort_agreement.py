@@ -301,13 +301,15 @@ def fused_steps(path, op, extra=(), env=None):
 
 
 @needs_cli
+@each_isa_level
 @pytest.mark.parametrize("threads", [1, 2])
-def test_inverted_residual_chains_match_ort(model_dir, tmp_path, threads):
+def test_inverted_residual_chains_match_ort(model_dir, tmp_path, threads, isa):
     path = built_model(model_dir, "inverted_residuals", build_inverted_residuals)
-    chained, listing = fused_steps(path, "ConvChain", ("--threads", threads), CHAIN_ENV)
+    env = isa_env(isa, CHAIN_ENV)
+    chained, listing = fused_steps(path, "ConvChain", ("--threads", threads), env)
     assert chained == ["conv2", "conv5", "conv8"], listing
     x = np.random.default_rng(11).normal(0.0, 1.0, (2, 3, 64, 64)).astype(np.float32)
-    assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), CHAIN_ENV)
+    assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), env)
 
 
 def build_stem_chain():
@@ -321,10 +323,10 @@ def build_stem_chain():
     return g.model("stem_chain", "input", [2, 3, 128, 128], y, [2, 16, 64, 64])
 
 
-def dispatch_level():
+def dispatch_level(isa=None):
     """The float kernels' ISA level here: 0 scalar, 1 AVX2 + FMA (with or
     without AVX-VNNI, which only the int8 kernels use), 2 AVX-512 (what the
-    CPU has, capped by AXLE_KERNELS_ISA)."""
+    CPU has, capped by isa, else by AXLE_KERNELS_ISA)."""
     try:
         with open("/proc/cpuinfo") as f:
             found = re.search(r"^flags\s*:(.*)$", f.read(), re.M)
@@ -333,19 +335,21 @@ def dispatch_level():
     flags = set(found.group(1).split()) if found else set()
     avx512 = {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_vnni"}
     level = 2 if avx512 <= flags else 1 if {"avx2", "fma"} <= flags else 0
-    cap = {"scalar": 0, "avx2": 1, "avx2vnni": 1}.get(os.environ.get("AXLE_KERNELS_ISA"), 2)
+    cap = {"scalar": 0, "avx2": 1, "avx2vnni": 1}.get(isa or os.environ.get("AXLE_KERNELS_ISA"), 2)
     return min(level, cap)
 
 
 @needs_cli
+@each_isa_level
 @pytest.mark.parametrize("threads", [1, 2])
-def test_stem_chain_matches_ort(model_dir, tmp_path, threads):
+def test_stem_chain_matches_ort(model_dir, tmp_path, threads, isa):
     path = built_model(model_dir, "stem_chain", build_stem_chain)
-    chained, listing = fused_steps(path, "ConvChain", ("--threads", threads), CHAIN_ENV)
+    env = isa_env(isa, CHAIN_ENV)
+    chained, listing = fused_steps(path, "ConvChain", ("--threads", threads), env)
     # An im2col expansion chains with AVX2 and above (kernels/f32/conv_chain.c).
-    assert chained == (["conv1"] if dispatch_level() >= 1 else []), listing
+    assert chained == (["conv1"] if dispatch_level(isa) >= 1 else []), listing
     x = np.random.default_rng(13).normal(0.0, 1.0, (2, 3, 128, 128)).astype(np.float32)
-    assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), CHAIN_ENV)
+    assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), env)
 
 
 def build_small_map_blocks():
@@ -368,22 +372,24 @@ def build_small_map_blocks():
 
 
 @needs_cli
+@each_isa_level
 @pytest.mark.parametrize("threads", [1, 2])
-def test_channels_last_chains_match_ort(model_dir, tmp_path, threads):
+def test_channels_last_chains_match_ort(model_dir, tmp_path, threads, isa):
     path = built_model(model_dir, "small_map_blocks", build_small_map_blocks)
-    chained, listing = fused_steps(path, "ConvChain", ("--threads", threads))
+    env = isa_env(isa)
+    chained, listing = fused_steps(path, "ConvChain", ("--threads", threads), env)
     # Channels-last chains run on one thread, with AVX2 or above; on two
     # only where the projection reads the depthwise output in place, its
     # output channels whole tiles: conv2's 16 with AVX2's 16-wide tiles,
     # none with AVX-512's 32-wide ones.
-    level = dispatch_level()
+    level = dispatch_level(isa)
     if threads == 1:
         want = ["conv2", "conv5", "conv8"] if level >= 1 else []
     else:
         want = ["conv2"] if level == 1 else []
     assert chained == want, listing
     x = np.random.default_rng(17).normal(0.0, 1.0, (2, 16, 14, 14)).astype(np.float32)
-    assert_agree(path, {"input": x}, tmp_path, ("--threads", threads))
+    assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), env)
 
 
 def build_inverted_residuals_with_taps():
@@ -434,13 +440,15 @@ def build_conv_pools():
 
 
 @needs_cli
+@each_isa_level
 @pytest.mark.parametrize("threads", [1, 2])
-def test_conv_pools_match_ort(model_dir, tmp_path, threads):
+def test_conv_pools_match_ort(model_dir, tmp_path, threads, isa):
     path = built_model(model_dir, "conv_pools", build_conv_pools)
-    pooled, listing = fused_steps(path, "ConvPool", ("--threads", threads), CHAIN_ENV)
+    env = isa_env(isa, CHAIN_ENV)
+    pooled, listing = fused_steps(path, "ConvPool", ("--threads", threads), env)
     assert pooled == ["conv1", "conv2"], listing
     x = np.random.default_rng(13).normal(0.0, 1.0, (2, 3, 128, 96)).astype(np.float32)
-    assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), CHAIN_ENV)
+    assert_agree(path, {"input": x}, tmp_path, ("--threads", threads), env)
 
 
 def build_elementwise_ops():
@@ -491,12 +499,13 @@ def build_elementwise_ops():
 
 
 @needs_cli
+@each_isa_level
 @pytest.mark.parametrize("threads", [1, 2])
-def test_elementwise_ops_match_ort(model_dir, tmp_path, threads):
+def test_elementwise_ops_match_ort(model_dir, tmp_path, threads, isa):
     path = built_model(model_dir, "elementwise_ops", build_elementwise_ops)
     x = np.random.default_rng(17).normal(0.0, 2.0, (2, 8, 64, 64)).astype(np.float32)
     x.flat[::97] = 0.0  # exact zeros and the activations' kinks
-    assert_agree(path, {"x": x}, tmp_path, ("--threads", threads))
+    assert_agree(path, {"x": x}, tmp_path, ("--threads", threads), isa_env(isa))
 
 
 DIGITS_DIR = os.path.join(SOURCE_DIR, "examples", "digits")
