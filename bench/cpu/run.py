@@ -10,7 +10,8 @@ For every model (built by bench/cpu/models.py with fixed seeds, cached in
 DIR/bench-cpu/models) it first checks Axle's output against ORT's on the
 benchmark input (max abs error <= 1e-4 x ORT's output scale, as the ORT
 agreement test requires), then times both with the same input and thread
-count, alternating in rounds so both see the same background load: Axle
+count, in rounds that each time every model, Axle then ORT, so that both
+runtimes and all the models see the same background load: Axle
 through `axle bench`, ORT through onnxruntime (intra-op threads = N,
 inter-op 1, default graph optimisations). Ratio = Axle median / ORT
 median (< 1: Axle is faster). Each thread count's rounds run back to
@@ -23,7 +24,8 @@ then the 2-thread figures suffer) is printed at the start and around
 the 2-thread rounds. The int8 QDQ MobileNetV2 is checked instead
 against the exact integer reference (bit for bit) and ORT without graph
 optimisations (quantisation steps, top-1), and its speed-up over Axle's
-fp32 MobileNetV2 is printed against the 1.5 target. Each float model's
+fp32 MobileNetV2 is printed against the 1.5 target, with its spread over
+the rounds. Each float model's
 latencies are then set against the FMA peak (its Conv and Gemm FLOPs per
 run over t cores' peak), with the fraction a latency target asks of Axle
 given ORT's figure. The SGEMM part compiles bench/cpu/sgemm_bench.c
@@ -334,7 +336,7 @@ def main():
     latency_exe = build_kernel_bench(build, out_dir, "core_latency.c", "core_latency")
     log(f"core-to-core round trip: {core_round_trip(latency_exe)}")
 
-    results, no_opt = {}, {}
+    results, no_opt, axle_rounds = {}, {}, {}
     with tempfile.TemporaryDirectory() as work:
         timed = []  # (name, path, input, input file) of the models that agree
         for name in names:
@@ -359,21 +361,24 @@ def main():
         for t in threads:
             if t > 1 and timed and latency_exe:
                 log(f"{t}-thread rounds: core-to-core round trip {pair_near(latency_exe)}")
+            # Each round times every model, Axle then ORT, so that both
+            # runtimes and all the models (the fp32 / int8 ratio compares
+            # two of them) see the same background load. Axle's figures are
+            # the median of its rounds' medians (p10/p90 likewise); ORT's
+            # come from all of its samples.
+            per_round = max(1, a.runs // a.rounds)
+            sessions = {name: ort_session(path, t) for name, path, _, _ in timed}
+            o_times = {name: [] for name, _, _, _ in timed}
+            for _ in range(a.rounds):
+                for name, path, x, x_path in timed:
+                    axle_rounds.setdefault((name, t), []).append(
+                        time_axle(cli, path, x_path, t, per_round, a.warmup))
+                    o_times[name] += ort_times(sessions[name], x, per_round, a.warmup)
             for name, path, x, x_path in timed:
-                # Rounds alternate Axle and ORT so that both see the same
-                # background load. Axle's figures are the median of its
-                # rounds' medians (p10/p90 likewise); ORT's come from all
-                # of its samples.
-                sess = ort_session(path, t)
-                per_round = max(1, a.runs // a.rounds)
-                ax_rounds, o_times = [], []
-                for _ in range(a.rounds):
-                    ax_rounds.append(time_axle(cli, path, x_path, t, per_round, a.warmup))
-                    o_times += ort_times(sess, x, per_round, a.warmup)
-                o_times.sort()
-                ax = tuple(statistics.median(r[i] for r in ax_rounds) for i in range(3))
-                ox = (statistics.median(o_times), percentile(o_times, 0.1),
-                      percentile(o_times, 0.9))
+                ot = sorted(o_times[name])
+                ax = tuple(statistics.median(r[i] for r in axle_rounds[(name, t)])
+                           for i in range(3))
+                ox = (statistics.median(ot), percentile(ot, 0.1), percentile(ot, 0.9))
                 results[(name, t)] = (ax, ox)
                 if name in QDQ_MODELS:
                     # ORT's float QDQ ops, for scale (one round: it is slow).
@@ -406,8 +411,13 @@ def main():
                 if (name, t) in results and (fp32, t) in results:
                     speedup = results[(fp32, t)][0][0] / results[(name, t)][0][0]
                     verdict = "met" if speedup >= QDQ_SPEEDUP_TARGET else "NOT met"
+                    # Per round, the two models timed back to back: how far
+                    # the background load moved the ratio.
+                    per = [f[0] / q[0] for f, q in zip(axle_rounds[(fp32, t)],
+                                                       axle_rounds[(name, t)])]
                     log(f"{fp32} / {name} (Axle fp32 / int8), {t} thread(s): {speedup:.2f}"
-                        f"  (target >= {QDQ_SPEEDUP_TARGET}: {verdict})")
+                        f"  (target >= {QDQ_SPEEDUP_TARGET}: {verdict}; per round"
+                        f" {min(per):.2f}-{max(per):.2f})")
         log("(latencies in ms)")
 
     # The SGEMM program also measures the FMA peak the model figures are
