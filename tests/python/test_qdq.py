@@ -173,8 +173,8 @@ def output_scales(m):
     return {o.name: float(inits[producer(m, o.name).input[1]]) for o in m.graph.output}
 
 
-def optimized_steps(path, env=None):
-    proc = run_cli("info", path, "--optimized", env=env)
+def optimized_steps(path, env=None, extra=()):
+    proc = run_cli("info", path, "--optimized", *extra, env=env)
     assert proc.returncode == 0, proc.stderr
     return [ln.split()[1] for ln in proc.stdout.split("partition 0 on cpu runs:")[1].splitlines()
             if ln.startswith("    ")]
@@ -184,13 +184,14 @@ def max_steps(got, want, scale):
     return float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) / scale
 
 
-def check_against_reference(m, path, tmp, exact, shape=X_SHAPE, env=None):
-    """Axle's outputs for three inputs: bit-identical to the integer
-    reference (exact) or within one step of the float reference."""
+def check_against_reference(m, path, tmp, exact, shape=X_SHAPE, env=None, extra=()):
+    """Axle's outputs for three inputs (extra: more `axle run` arguments):
+    bit-identical to the integer reference (exact) or within one step of
+    the float reference."""
     scales = output_scales(m)
     for seed in (1, 2, 3):
         feeds = {"input": sample(seed, shape)}
-        got = run_axle(path, feeds, tmp, env=env)
+        got = run_axle(path, feeds, tmp, extra, env)
         ref = qdq_reference.evaluate(m, feeds, integer=exact)
         for name, want in ref.items():
             if exact:
@@ -208,22 +209,23 @@ def check_against_reference(m, path, tmp, exact, shape=X_SHAPE, env=None):
 
 @needs_cli
 @each_isa_level
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("activations", [False, True], ids=["as_quantized", "with_activations"])
-def test_qdq_cnn_is_exact(tmp_path, activations, isa):
-    env = isa_env(isa)
+def test_qdq_cnn_is_exact(tmp_path, activations, threads, isa):
+    env, extra = isa_env(isa), ("--threads", threads)
     m = quantized(str(tmp_path))
     m = with_activations(m) if activations else expose(m, ["conv_s2", "conv_dw", "conv_pw"])
     path = save(m, str(tmp_path), "model")
-    steps = optimized_steps(path, env)
+    steps = optimized_steps(path, env, extra)
     assert steps.count("QConv[u8]") == 3 and steps.count("QAdd[u8]") == 1, steps
     assert steps.count("QGemm[u8]") == 1, steps
     assert not {"Conv", "Add", "Gemm"} & set(steps), steps
-    check_against_reference(m, path, tmp_path, exact=True, env=env)
+    check_against_reference(m, path, tmp_path, exact=True, env=env, extra=extra)
     # ONNX Runtime without graph optimisations runs the float ops; the
     # integer path differs from it by rounding only.
     scales = output_scales(m)
     feeds = {"input": sample(1)}
-    got = run_axle(path, feeds, tmp_path, env=env)
+    got = run_axle(path, feeds, tmp_path, extra, env)
     for name, want in ort_no_opt(path, feeds).items():
         assert max_steps(got[name], want, scales[name]) <= 1.0, name
 
@@ -356,9 +358,10 @@ def pair_model(tmp, residual=False):
 
 @needs_cli
 @each_isa_level
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("reader", ["none", "caller", "qadd"],
                          ids=["paired", "expansion_read_by_caller", "expansion_read_by_qadd"])
-def test_expansion_depthwise_pair_is_exact(tmp_path, reader, isa):
+def test_expansion_depthwise_pair_is_exact(tmp_path, reader, threads, isa):
     """Paired, the two QConvs give the integer reference's bits; with the
     expanded tensor read by the caller, or by a QAdd through the depthwise
     Conv's own DequantizeLinear, they stay two steps (the pair never writes
@@ -367,10 +370,11 @@ def test_expansion_depthwise_pair_is_exact(tmp_path, reader, isa):
     if reader == "caller":
         m = expose(m, ["expand"])
     path = save(m, str(tmp_path), "pair")
-    steps = optimized_steps(path, isa_env(isa))
+    steps = optimized_steps(path, isa_env(isa), ("--threads", threads))
     want = {"QConvPair[u8]": 1, "QConv[u8]": 1, "QAdd[u8]": 0}
     if reader != "none":
         want = {"QConvPair[u8]": 0, "QConv[u8]": 3, "QAdd[u8]": 1 if reader == "qadd" else 0}
     assert {k: steps.count(k) for k in want} == want, steps
-    check_against_reference(m, path, tmp_path, exact=True, shape=PAIR_SHAPE, env=isa_env(isa))
+    check_against_reference(m, path, tmp_path, exact=True, shape=PAIR_SHAPE, env=isa_env(isa),
+                            extra=("--threads", threads))
 
