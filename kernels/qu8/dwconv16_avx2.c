@@ -174,28 +174,22 @@ AXLE_AVX2 void axle_qu8_dwconv16_3x3__avx2(const axle_f32_conv_params_t* p, cons
    * tap) the channels' weights in the lanes of the unpacked taps, and the
    * terms in those of the sums (channel_lanes). */
   __m256i wlo[5], whi[5], tlo, thi;
-  if (channels == 16) {
-    channel_lanes(w, w_stride, terms, term_stride, 0, wlo, &tlo);
-    channel_lanes(w, w_stride, terms, term_stride, 4, whi, &thi);
-  } else {
-    /* Lanes past `channels` masked off: read nothing, 0, never stored. */
-    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11);
-    const __m256i lo_ch = lanes, hi_ch = _mm256_add_epi32(lanes, _mm256_set1_epi32(4));
-    const __m256i n = _mm256_set1_epi32((int)channels);
-    const __m256i lo_ok = _mm256_cmpgt_epi32(n, lo_ch), hi_ok = _mm256_cmpgt_epi32(n, hi_ch);
-    const __m256i w_lo = _mm256_mullo_epi32(lo_ch, _mm256_set1_epi32((int)(w_stride / 2)));
-    const __m256i w_hi = _mm256_mullo_epi32(hi_ch, _mm256_set1_epi32((int)(w_stride / 2)));
-    const __m256i zero = _mm256_setzero_si256();
-    for (int i = 0; i < 5; ++i) {
-      const int* wi = (const int*)w + i;
-      wlo[i] = _mm256_mask_i32gather_epi32(zero, wi, w_lo, lo_ok, 4);
-      whi[i] = _mm256_mask_i32gather_epi32(zero, wi, w_hi, hi_ok, 4);
+  /* A last group of fewer than 16 channels: its taps and terms copied
+   * into 16 channels' worth, the rest zero (computed, never stored), so
+   * channel_lanes reads nothing past the layer's. */
+  int16_t w16[16 * 10];
+  int32_t t16[16];
+  if (channels < 16) {
+    memset(w16, 0, sizeof w16);
+    memset(t16, 0, sizeof t16);
+    for (size_t c = 0; c < channels; ++c) {
+      memcpy(w16 + c * 10, w + c * w_stride, 10 * sizeof *w);
+      t16[c] = terms[c * term_stride];
     }
-    const __m256i t_lo = _mm256_mullo_epi32(lo_ch, _mm256_set1_epi32((int)term_stride));
-    const __m256i t_hi = _mm256_mullo_epi32(hi_ch, _mm256_set1_epi32((int)term_stride));
-    tlo = _mm256_mask_i32gather_epi32(zero, terms, t_lo, lo_ok, 4);
-    thi = _mm256_mask_i32gather_epi32(zero, terms, t_hi, hi_ok, 4);
+    w = w16, w_stride = 10, terms = t16, term_stride = 1;
   }
+  channel_lanes(w, w_stride, terms, term_stride, 0, wlo, &tlo);
+  channel_lanes(w, w_stride, terms, term_stride, 4, whi, &thi);
   const __m256i count = _mm256_set1_epi32((int)channels);
   const __m256 s0 = _mm256_maskload_ps(
       scales, _mm256_cmpgt_epi32(count, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
