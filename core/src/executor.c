@@ -176,7 +176,7 @@ static axle_status_t run_partition(axle_session_t* s, axle_exec_ctx_t* c, uint32
     if (!axle_completion_wait(&c->completion, deadline_ns)) {
       /* Deadline: ask the device to stop and wait for it to let go of the
        * memory before reporting. */
-      *cancel = 1;
+      __atomic_store_n(cancel, 1, __ATOMIC_RELAXED);
       if (AXLE_PLUGIN_HAS(d->plugin, cancel)) d->plugin->table->cancel(d->hal, &c->completion);
       axle_completion_wait(&c->completion, 0);
       st = AXLE_STATUS_TIMEOUT;
@@ -212,7 +212,8 @@ axle_status_t axle_exec_run(axle_session_t* s, axle_exec_ctx_t* c, void* const* 
   }
   axle_status_clear();
   for (uint32_t p = 0; p < s->partition_count; ++p) {
-    if (*cancel) return axle_status_make(AXLE_STATUS_CANCELLED, "run cancelled");
+    if (axle_hal_cancel_requested(cancel))
+      return axle_status_make(AXLE_STATUS_CANCELLED, "run cancelled");
     if (deadline_ns && axle_now_ns() > deadline_ns)
       return axle_status_make(AXLE_STATUS_TIMEOUT, "run exceeded its deadline");
     axle_status_t st = run_partition(s, c, p, io, deadline_ns, cancel);

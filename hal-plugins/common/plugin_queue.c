@@ -114,7 +114,7 @@ void axle_plugin_queue_reset(axle_plugin_queue_t* q) {
 }
 
 int32_t axle_plugin_job_should_stop(const axle_hal_host_t* host, axle_plugin_job_t* job) {
-  if ((job->cancel_flag && *job->cancel_flag) || atomic_load(&job->cancelled))
+  if (axle_hal_cancel_requested(job->cancel_flag) || atomic_load(&job->cancelled))
     return AXLE_HAL_CANCELLED;
   if (job->deadline_ns && host->now_ns() >= job->deadline_ns) return AXLE_HAL_TIMEOUT;
   return AXLE_HAL_OK;

@@ -889,7 +889,7 @@ static int32_t run_steps(axle_hal_executable_t* e, cpu_run_ctx_t* c,
 
   for (uint32_t i = 0; i < e->step_count; ++i) {
     const cpu_step_t* s = &e->steps[i];
-    if (cancel && *cancel)
+    if (axle_hal_cancel_requested(cancel))
       return cpu_fail(host, AXLE_HAL_CANCELLED, "run cancelled before node '%s' (%u of %u)",
                       s->node->name, i + 1, e->step_count);
     if (timed && host->now_ns() > deadline)

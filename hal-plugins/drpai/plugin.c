@@ -631,7 +631,7 @@ typedef struct stop_t {
 
 static int should_stop(void* ctx) {
   stop_t* s = (stop_t*)ctx;
-  if ((s->info->cancel_flag && *s->info->cancel_flag) || atomic_load(&s->d->cancel_running)) return 1;
+  if (axle_hal_cancel_requested(s->info->cancel_flag) || atomic_load(&s->d->cancel_running)) return 1;
   if (s->info->deadline_ns && s->d->host->now_ns() >= s->info->deadline_ns) {
     s->timed_out = 1;
     return 1;

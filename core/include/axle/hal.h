@@ -280,11 +280,23 @@ typedef struct axle_hal_submit_info_t {
   const axle_hal_binding_t* bindings;
   void* completion;            /* pass to host->complete() exactly once */
   /* Cancellation: non-zero when the core asks the work to stop. Plugins poll it
-   * between units of work (nodes, layers, commands). */
+   * between units of work (nodes, layers, commands), with
+   * axle_hal_cancel_requested: the core sets it from another thread while the
+   * work runs. */
   const volatile int32_t* cancel_flag;
   uint64_t deadline_ns;        /* 0 = none; else host->now_ns() deadline */
   void* trace_ctx;             /* non-NULL when profiling: pass to host->trace */
 } axle_hal_submit_info_t;
+
+/* Whether the core has asked a submitted run to stop: flag is the submit
+ * info's cancel_flag, or NULL (nobody can cancel). The core writes the flag
+ * from another thread with an atomic store, so it is read with an atomic load:
+ * a plain read, volatile or not, races with that store (C11 5.1.2.4; it is
+ * what ThreadSanitizer reports). Relaxed, as the flag guards no other data.
+ * Thread safety: any thread. */
+static inline int axle_hal_cancel_requested(const volatile int32_t* flag) {
+  return flag && __atomic_load_n(flag, __ATOMIC_RELAXED) != 0;
+}
 
 /* What a native executable consumes and produces (executable_describe). */
 typedef struct axle_hal_native_info_t {
