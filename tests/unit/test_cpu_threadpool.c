@@ -3,7 +3,8 @@
  * every task runs exactly once under a valid thread id, whatever the
  * thread and task counts; participant i starts on the i-th contiguous range
  * of task indices; a participant whose range is done takes over what is
- * left of another's.
+ * left of another's; regions started from several threads at once, or
+ * from inside a task, all run every task once.
  *
  * The order tests let tasks sleep so that each participant is surely inside
  * its first task before another could reach it. A worker can still wake
@@ -11,6 +12,7 @@
  * those tests retry a few times and fail only if no attempt shows the
  * behaviour; a pool that hands tasks out some other way fails every attempt.
  */
+#include <pthread.h>
 #include <time.h>
 
 #include "cpu_threadpool.h"
@@ -138,6 +140,68 @@ static void test_idle_participant_takes_over(void) {
   CU_ASSERT_TRUE(shown);
 }
 
+/* Regions started at once from several application threads (sessions run
+ * from several threads share the one pool), and regions started from inside
+ * a task: one runs on the pool, the others serially on their callers, and
+ * every region still runs each of its tasks once under an id below its
+ * thread count. ThreadSanitizer (./run.sh tsan) checks the hand-over. */
+#define CALLERS 4
+#define CALLER_REGIONS 60
+
+typedef struct nested_t {
+  uint32_t threads;
+  unsigned inner_runs[8][8]; /* atomic: [outer task][inner task] */
+  unsigned bad_thread;       /* atomic */
+} nested_t;
+
+static void inner_task(void* arg, size_t task, uint32_t thread) {
+  unsigned* runs = arg;
+  (void)thread;
+  __atomic_fetch_add(&runs[task], 1, __ATOMIC_RELAXED);
+}
+
+static void outer_task(void* arg, size_t task, uint32_t thread) {
+  nested_t* n = arg;
+  if (thread >= n->threads) __atomic_fetch_add(&n->bad_thread, 1, __ATOMIC_RELAXED);
+  const axle_parallel_t par = cpu_pool_parallel(n->threads);
+  axle_parallel_run(&par, 8, inner_task, n->inner_runs[task]);
+}
+
+static void* caller_main(void* arg) {
+  static const size_t counts[] = {1, 7, 64, 1000};
+  long* wrong = arg;
+  for (int i = 0; i < CALLER_REGIONS; ++i) {
+    const uint32_t threads = 2 + (uint32_t)i % 3;
+    const size_t tasks = counts[i % 4];
+    record_t* r = run_recorded(threads, tasks, NULL);
+    for (size_t t = 0; t < tasks; ++t) *wrong += r->runs[t] != 1;
+    *wrong += r->bad_thread + (r->started != tasks);
+    free(r);
+    nested_t* n = calloc(1, sizeof *n);
+    n->threads = threads;
+    const axle_parallel_t par = cpu_pool_parallel(threads);
+    axle_parallel_run(&par, 8, outer_task, n);
+    for (int o = 0; o < 8; ++o)
+      for (int t = 0; t < 8; ++t) *wrong += n->inner_runs[o][t] != 1;
+    *wrong += n->bad_thread;
+    free(n);
+  }
+  return NULL;
+}
+
+static void test_regions_from_several_callers(void) {
+  pthread_t th[CALLERS];
+  long wrong[CALLERS] = {0};
+  for (int c = 0; c < CALLERS; ++c)
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th[c], NULL, caller_main, &wrong[c]), 0);
+  for (int c = 0; c < CALLERS; ++c) {
+    pthread_join(th[c], NULL);
+    if (wrong[c])
+      fprintf(stderr, "\n  caller %d: %ld tasks not run once or bad ids\n", c, wrong[c]);
+    CU_ASSERT_EQUAL(wrong[c], 0);
+  }
+}
+
 int main(void) {
   static const kt_entry_t tests[] = {
       {"every task once, ids below threads (1-4 threads, 1-1000 tasks)", test_every_task_once},
@@ -145,6 +209,8 @@ int main(void) {
       {"3 threads: each starts on its own contiguous range",
        test_three_threads_start_on_own_ranges},
       {"a participant done early takes over another's leftovers", test_idle_participant_takes_over},
+      {"regions from several threads at once, and from inside a task",
+       test_regions_from_several_callers},
   };
   if (cpu_pool_acquire() != 0) return 1;
   if (CU_initialize_registry() != CUE_SUCCESS) return 1;
