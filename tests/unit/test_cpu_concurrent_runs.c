@@ -11,14 +11,8 @@
  * AXLE_CNN_MODELS. In the ThreadSanitizer build (./run.sh tsan) this is the
  * test of the plugin's threads on real networks.
  */
-#include <CUnit/Basic.h>
-#include <CUnit/CUnit.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "axle/axle.h"
+#include "kernel_test.h"
 
 #define CALLERS 3
 #define RUNS_PER_CALLER 3
@@ -129,17 +123,14 @@ static void test_fp32_network(void) { check_model("mobilenet_v2.onnx"); }
 static void test_int8_network(void) { check_model("mobilenet_v2_qdq.onnx"); }
 
 int main(void) {
+  static const kt_entry_t tests[] = {
+      {"MobileNetV2 fp32, 2 threads a run, 3 callers", test_fp32_network},
+      {"MobileNetV2 int8 QDQ, 2 threads a run, 3 callers", test_int8_network},
+  };
   if (CU_initialize_registry() != CUE_SUCCESS) return 1;
-  CU_pSuite suite = CU_add_suite("cpu plugin: one session, runs from several threads", NULL, NULL);
-  if (!suite ||
-      !CU_add_test(suite, "MobileNetV2 fp32, 2 threads a run, 3 callers", test_fp32_network) ||
-      !CU_add_test(suite, "MobileNetV2 int8 QDQ, 2 threads a run, 3 callers", test_int8_network)) {
+  if (KT_ADD_SUITE("cpu plugin: one session, runs from several threads", tests)) {
     CU_cleanup_registry();
     return 1;
   }
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  const unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  return kt_run_all();
 }
