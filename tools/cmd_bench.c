@@ -53,7 +53,9 @@ static int random_tensor(const axle_tensor_info_t* info, uint64_t* seed, axle_te
   int64_t shape[AXLE_MAX_RANK];
   for (uint32_t d = 0; d < info->rank; d++) shape[d] = info->shape[d] < 0 ? 1 : info->shape[d];
   axle_status_t st = axle_tensor_create(info->dtype, info->rank, shape, out);
-  if (st != AXLE_OK) return cli_fail_status(st);
+  if (st != AXLE_OK)
+    return cli_fail("%s: random value for input '%s': %s", axle_status_string(st), info->name,
+                    axle_status_message());
   void* data = axle_tensor_data(*out);
   size_t n = (size_t)axle_tensor_element_count(*out);
   for (size_t i = 0; i < n; i++) {

@@ -99,6 +99,13 @@ axle_status_t axle_session_bind_outputs(const axle_session_t* s, const uint32_t*
     } else {
       st = axle_tensor_create((axle_dtype_t)t->dtype, t->rank, t->shape, &outputs[i]);
       created[i] = st == AXLE_OK;
+      if (st != AXLE_OK) {
+        /* A model can ask for more than the machine has: say for what. */
+        char why[256];
+        snprintf(why, sizeof why, "%s", axle_status_message());
+        return axle_status_make(st, "%s: output '%s' (%llu bytes): %s", g->source, t->name,
+                                (unsigned long long)t->size_bytes, why);
+      }
     }
     if (st != AXLE_OK) return st;
     out_io[indices[i]] = axle_tensor_data(outputs[i]);

@@ -220,6 +220,34 @@ def main():
     rc, out, err = axle(args, "bench", model, "-n", "5", "-w", "0", "--input", pgm3, "--threads", "1")
     check(rc == 0 and "1 given, 0 random" in out, "bench with a given input", show(rc, out, err))
 
+    # ---- a model asking for more memory than there is: an error naming the tensor ----
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    big = 1 << 40  # float32 elements: 4 TiB
+    huge_in = os.path.join(work, "huge_input.onnx")
+    onnx.save(helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "huge_input",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1 << 20, 1 << 20])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1 << 20, 1 << 20])]),
+        opset_imports=[helper.make_opsetid("", 13)]), huge_in)
+    huge_out = os.path.join(work, "huge_output.onnx")
+    onnx.save(helper.make_model(helper.make_graph(
+        [helper.make_node("Tile", ["x", "repeats"], ["y"])], "huge_output",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [big])],
+        [numpy_helper.from_array(np.array([big], dtype=np.int64), "repeats")]),
+        opset_imports=[helper.make_opsetid("", 13)]), huge_out)
+    # Under ASan a failed allocation must come back as NULL, as it does elsewhere.
+    env = dict(os.environ)
+    env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS"),
+                                                 "allocator_may_return_null=1"]))
+    rc, out, err = axle(args, "bench", huge_in, "-n", "1", "-w", "0", env=env)
+    check(rc == 1 and "out of memory" in err and "input 'x'" in err,
+          "bench: an input too large to allocate (1, names it)", show(rc, out, err))
+    rc, out, err = axle(args, "bench", huge_out, "-n", "1", "-w", "0", env=env)
+    check(rc == 1 and "out of memory" in err and "output 'y'" in err and huge_out in err,
+          "bench: an output too large to allocate (1, names it and the model)", show(rc, out, err))
+
     print(f"\n{len(FAILURES)} failure(s)" if FAILURES else "\nall passed")
     return 1 if FAILURES else 0
 
