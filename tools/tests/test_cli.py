@@ -4,7 +4,8 @@
 Checks every command, the top-1 class of every sample image, that saved
 outputs equal onnxruntime's (when onnxruntime is installed), the .npy
 variants the reader accepts, and the error conventions (exit code 1 with
-"axle: <status>: <message>", 2 for usage errors).
+"axle: <status>: <message>", 2 for usage errors), including models that ask
+for more memory than there is.
 
 Usage: test_cli.py --axle build/bin/axle --examples examples --workdir DIR
 """
@@ -19,6 +20,8 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
 
 FAILURES = []
 
@@ -221,8 +224,6 @@ def main():
     check(rc == 0 and "1 given, 0 random" in out, "bench with a given input", show(rc, out, err))
 
     # ---- a model asking for more memory than there is: an error naming the tensor ----
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
     big = 1 << 40  # float32 elements: 4 TiB
     huge_in = os.path.join(work, "huge_input.onnx")
     onnx.save(helper.make_model(helper.make_graph(

@@ -293,7 +293,8 @@ typedef struct axle_hal_submit_info_t {
  * from another thread with an atomic store, so it is read with an atomic load:
  * a plain read, volatile or not, races with that store (C11 5.1.2.4; it is
  * what ThreadSanitizer reports). Relaxed, as the flag guards no other data.
- * Thread safety: any thread. */
+ * __atomic_load_n is the GCC / Clang builtin, so this header still needs no
+ * other include. Thread safety: any thread. */
 static inline int axle_hal_cancel_requested(const volatile int32_t* flag) {
   return flag && __atomic_load_n(flag, __ATOMIC_RELAXED) != 0;
 }
