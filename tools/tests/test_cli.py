@@ -238,10 +238,11 @@ def main():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [big])],
         [numpy_helper.from_array(np.array([big], dtype=np.int64), "repeats")]),
         opset_imports=[helper.make_opsetid("", 13)]), huge_out)
-    # Under ASan a failed allocation must come back as NULL, as it does elsewhere.
+    # Under the sanitizers a failed allocation must come back as NULL, as it
+    # does in release builds.
     env = dict(os.environ)
-    env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS"),
-                                                 "allocator_may_return_null=1"]))
+    for v in ("ASAN_OPTIONS", "TSAN_OPTIONS"):
+        env[v] = ":".join(filter(None, [env.get(v), "allocator_may_return_null=1"]))
     rc, out, err = axle(args, "bench", huge_in, "-n", "1", "-w", "0", env=env)
     check(rc == 1 and "out of memory" in err and "input 'x'" in err,
           "bench: an input too large to allocate (1, names it)", show(rc, out, err))
