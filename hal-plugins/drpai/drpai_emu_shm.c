@@ -343,8 +343,9 @@ static int create(int fd) {
     unmap();
     return -EIO;
   }
-  atomic_thread_fence(memory_order_release);
-  d->magic = SHM_MAGIC;
+  /* A release store rather than a fence and a plain store: the same
+   * ordering, and one ThreadSanitizer can check (it has no fences). */
+  __atomic_store_n(&d->magic, SHM_MAGIC, __ATOMIC_RELEASE);
   return 0;
 }
 
@@ -355,10 +356,11 @@ static int map_existing(uint64_t size) {
   if (size < sizeof(drpai_emu_shm_t)) return -EIO; /* another build's layout */
   int rc = map_object(size);
   if (rc) return rc;
-  if (L.dev->magic != SHM_MAGIC || L.dev->map_size != size) {
+  const uint64_t magic = __atomic_load_n(&L.dev->magic, __ATOMIC_ACQUIRE);
+  if (magic != SHM_MAGIC || L.dev->map_size != size) {
     /* No magic yet: its creator died before finishing it. Another magic:
      * an incompatible build uses the device. */
-    int incomplete = L.dev->magic == 0;
+    int incomplete = magic == 0;
     munmap(L.dev, size);
     L.dev = NULL;
     return incomplete ? 1 : -EIO;
