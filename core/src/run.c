@@ -93,12 +93,11 @@ axle_status_t axle_session_bind_outputs(const axle_session_t* s, const uint32_t*
   for (uint32_t i = 0; i < count; ++i) created[i] = 0;
   for (uint32_t i = 0; i < count; ++i) {
     const axle_hal_tensor_t* t = &g->tensors[g->outputs[indices[i]]];
-    axle_status_t st;
     if (outputs[i]) {
-      st = check_tensor(s, t, outputs[i], "output");
+      axle_status_t st = check_tensor(s, t, outputs[i], "output");
+      if (st != AXLE_OK) return st;
     } else {
-      st = axle_tensor_create((axle_dtype_t)t->dtype, t->rank, t->shape, &outputs[i]);
-      created[i] = st == AXLE_OK;
+      axle_status_t st = axle_tensor_create((axle_dtype_t)t->dtype, t->rank, t->shape, &outputs[i]);
       if (st != AXLE_OK) {
         /* A model can ask for more than the machine has: say for what. */
         char why[256];
@@ -106,8 +105,8 @@ axle_status_t axle_session_bind_outputs(const axle_session_t* s, const uint32_t*
         return axle_status_make(st, "%s: output '%s' (%llu bytes): %s", g->source, t->name,
                                 (unsigned long long)t->size_bytes, why);
       }
+      created[i] = 1;
     }
-    if (st != AXLE_OK) return st;
     out_io[indices[i]] = axle_tensor_data(outputs[i]);
   }
   return AXLE_OK;
