@@ -31,8 +31,9 @@ run over t cores' peak), with the fraction a latency target asks of Axle
 given ORT's figure. The SGEMM part compiles bench/cpu/sgemm_bench.c
 against the build's axle_kernels and Debian's OpenBLAS (pkg-config
 openblas), which also measures that peak, and prints its table. --layers
-adds a per-layer profile of each model (time, GFLOP/s;
-bench/cpu/layer_profile.c + layers.py) at the first thread count.
+adds a per-layer profile of each model (time, GFLOP/s, and ORT's profiled
+time for the same nodes; bench/cpu/layer_profile.c + layers.py) at the
+first thread count.
 --qu8 adds bench/cpu/qu8_bench.c: the int8 (QDQ) convolution kernels
 against the fp32 ones on MobileNetV2's layer shapes, per thread count.
 --elementwise adds bench/cpu/elementwise_bench.c: the AVX2 elementwise,
@@ -435,7 +436,7 @@ def main():
                             "--runs", "10"], check=True)
             log(f"\n== per-layer profile: {name}, {threads[0]} thread(s)")
             subprocess.run([sys.executable, os.path.join(HERE, "layers.py"), paths[name], trace,
-                            "--top", "12"], check=True)
+                            "--top", "12", "--ort", str(threads[0])], check=True)
 
     if not a.no_sgemm and sgemm_exe:
         log("")
