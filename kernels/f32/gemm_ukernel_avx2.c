@@ -259,10 +259,84 @@ AXLE_AVX2_INLINE void tile(const size_t R, const int shared, const int blk, size
   axle_f32_gemm_tile_store(R, nr, acc, c, ldc, flags, ep, row0, col0);
 }
 
+/* Tiles of at most NARROW_MAX columns (1x1 layers at 14x14 leave 4 of 196
+ * pixels over whole panels, Winograd at 28x28 1 of 49 tiles): even the
+ * half-width tile above issues 6 FMAs per K step for them, each on 8
+ * columns. Here the rows are in the lanes instead (a masked load of a K
+ * step of the A panel, 6 of 8 lanes) and each column is one FMA with a
+ * broadcast of B, so a K step costs nr FMAs; `sets` accumulators per
+ * column (K steps dealt round) keep 8 chains in flight where nr is small.
+ * The few results go through the shared store. */
+enum { NARROW_MAX = 4 };
+AXLE_AVX2_INLINE void narrow_tile(const int NC, const int sets, size_t mr, size_t kc,
+                                  const float* a, const float* b, size_t ldb, float* c, size_t ldc,
+                                  uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
+                                  size_t col0) {
+  const __m256i live =
+      _mm256_cmpgt_epi32(_mm256_set1_epi32((int)mr), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  __m256 x[4][NARROW_MAX];
+#pragma GCC unroll 4
+  for (int s = 0; s < sets; ++s)
+#pragma GCC unroll 4
+    for (int j = 0; j < NC; ++j) x[s][j] = _mm256_setzero_ps();
+  size_t p = 0;
+  for (; p + (size_t)sets <= kc; p += (size_t)sets, a += sets * MR, b += sets * ldb) {
+#pragma GCC unroll 4
+    for (int s = 0; s < sets; ++s) {
+      const __m256 v = _mm256_maskload_ps(a + s * MR, live);
+#pragma GCC unroll 4
+      for (int j = 0; j < NC; ++j)
+        x[s][j] = _mm256_fmadd_ps(v, _mm256_broadcast_ss(b + s * ldb + j), x[s][j]);
+    }
+  }
+  for (; p < kc; ++p, a += MR, b += ldb) {
+    const __m256 v = _mm256_maskload_ps(a, live);
+#pragma GCC unroll 4
+    for (int j = 0; j < NC; ++j) x[0][j] = _mm256_fmadd_ps(v, _mm256_broadcast_ss(b + j), x[0][j]);
+  }
+  float col[NARROW_MAX][8] __attribute__((aligned(32)));
+#pragma GCC unroll 4
+  for (int j = 0; j < NC; ++j) {
+    __m256 v = x[0][j];
+#pragma GCC unroll 4
+    for (int s = 1; s < sets; ++s) v = _mm256_add_ps(v, x[s][j]);
+    _mm256_store_ps(col[j], v);
+  }
+  float acc[MR * NR];
+  for (size_t i = 0; i < mr; ++i)
+    for (int j = 0; j < NC; ++j) acc[i * NR + (size_t)j] = col[j][i];
+  axle_f32_gemm_tile_store(mr, (size_t)NC, acc, c, ldc, flags, ep, row0, col0);
+}
+
+AXLE_AVX2 __attribute__((noinline)) static void narrow(size_t mr, size_t nr, size_t kc,
+                                                       const float* a, const float* b, size_t ldb,
+                                                       float* c, size_t ldc, uint32_t flags,
+                                                       const axle_f32_epilogue_t* ep, size_t row0,
+                                                       size_t col0) {
+  switch (nr) {
+    case 1:
+      narrow_tile(1, 4, mr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0);
+      break;
+    case 2:
+      narrow_tile(2, 4, mr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0);
+      break;
+    case 3:
+      narrow_tile(3, 2, mr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0);
+      break;
+    default:
+      narrow_tile(4, 2, mr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0);
+      break;
+  }
+}
+
 AXLE_AVX2 void axle_f32_gemm_6x16__avx2_fma(size_t mr, size_t nr, size_t kc, const float* a,
                                             const float* b, size_t ldb, float* c, size_t ldc,
                                             uint32_t flags, const axle_f32_epilogue_t* ep,
                                             size_t row0, size_t col0) {
+  if (nr <= NARROW_MAX) {
+    narrow(mr, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0);
+    return;
+  }
   const int shared = axle_f32_gemm_share(flags, 1, 1).every > 1;
 #define AXLE_TILE(R)                                                    \
   if (shared)                                                           \

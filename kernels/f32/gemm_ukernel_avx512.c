@@ -428,6 +428,135 @@ AXLE_PART_TILE(part_tile, 0)
 AXLE_PART_TILE(part_tile_blk, 1)
 #undef AXLE_PART_TILE
 
+/* r[j] lane i becomes r[i] lane j. */
+AXLE_AVX512_INLINE void transpose8(__m256 r[8]) {
+  __m256 t[8], u[8];
+  for (int q = 0; q < 4; ++q) {
+    t[2 * q] = _mm256_unpacklo_ps(r[2 * q], r[2 * q + 1]);
+    t[2 * q + 1] = _mm256_unpackhi_ps(r[2 * q], r[2 * q + 1]);
+  }
+  for (int q = 0; q < 2; ++q) {
+    u[4 * q] = _mm256_shuffle_ps(t[4 * q], t[4 * q + 2], 0x44);
+    u[4 * q + 1] = _mm256_shuffle_ps(t[4 * q], t[4 * q + 2], 0xEE);
+    u[4 * q + 2] = _mm256_shuffle_ps(t[4 * q + 1], t[4 * q + 3], 0x44);
+    u[4 * q + 3] = _mm256_shuffle_ps(t[4 * q + 1], t[4 * q + 3], 0xEE);
+  }
+  for (int q = 0; q < 4; ++q) {
+    r[q] = _mm256_permute2f128_ps(u[q], u[4 + q], 0x20);
+    r[4 + q] = _mm256_permute2f128_ps(u[q], u[4 + q], 0x31);
+  }
+}
+
+/* Tiles of at most NARROW_MAX columns: the last column tile of a GEMM
+ * whose N leaves a few over a multiple of 16 (1x1 layers at 14x14: 196
+ * pixels leave 4; Winograd at 28x28: 49 tiles leave 17, 16 + 1). With the
+ * columns in the lanes, as in tile(), such a tile runs all 16 lanes for
+ * those few. Here the rows are in the lanes: 0..5 from the first A panel
+ * and 6..11 from the second (two masked loads of a K step), each column
+ * one accumulator fed by a broadcast of B, so 12 of 16 lanes work whatever
+ * nr is. Even and odd K steps go to separate accumulators: 2 nr chains,
+ * from nr = 2 the four that 4-cycle FMAs at one zmm a cycle need (Zen 4).
+ * Stored transposed, column j is then row j of C^T as it stands;
+ * otherwise rows come from transposes in registers. */
+enum { NARROW_MAX = 8 };
+
+AXLE_AVX512_INLINE void narrow_tile(const int NC, const int two, size_t mr, size_t kc,
+                                    const float* a, size_t a_next, const float* b, size_t ldb,
+                                    float* c, size_t ldc, uint32_t flags,
+                                    const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
+  const __mmask16 rows = (__mmask16)((1u << mr) - 1u);
+  const __mmask16 m0 = (__mmask16)(rows & 0x3Fu), m1 = (__mmask16)(rows & ~0x3Fu);
+  /* Lane 6 + i of a load here is row i of the second panel. Through
+   * uintptr_t: the address lies before that panel. */
+  const float* a1 = (const float*)((uintptr_t)(a + a_next) - MR * sizeof(float));
+  __m512 x[NARROW_MAX], y[NARROW_MAX];
+#pragma GCC unroll 8
+  for (int j = 0; j < NC; ++j) x[j] = y[j] = _mm512_setzero_ps();
+  const float* b1 = b + ldb;
+  const size_t step = 2 * ldb;
+  size_t p = 0;
+  for (; p + 2 <= kc; p += 2, a += 2 * MR, a1 += 2 * MR, b += step, b1 += step) {
+    __m512 v0 = _mm512_maskz_loadu_ps(m0, a), v1 = _mm512_maskz_loadu_ps(m0, a + MR);
+    if (two) {
+      v0 = _mm512_mask_loadu_ps(v0, m1, a1);
+      v1 = _mm512_mask_loadu_ps(v1, m1, a1 + MR);
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < NC; ++j) {
+      x[j] = _mm512_fmadd_ps(v0, _mm512_set1_ps(b[j]), x[j]);
+      y[j] = _mm512_fmadd_ps(v1, _mm512_set1_ps(b1[j]), y[j]);
+    }
+  }
+  if (p < kc) {
+    __m512 v0 = _mm512_maskz_loadu_ps(m0, a);
+    if (two) v0 = _mm512_mask_loadu_ps(v0, m1, a1);
+#pragma GCC unroll 8
+    for (int j = 0; j < NC; ++j) x[j] = _mm512_fmadd_ps(v0, _mm512_set1_ps(b[j]), x[j]);
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < NC; ++j) x[j] = _mm512_add_ps(x[j], y[j]);
+  const ep_regs_t e = ep_regs(ep);
+  if (flags & AXLE_F32_GEMM_STORE_T) {
+    /* Row j of C^T: its bias and residual row are those of column col0 + j. */
+#pragma GCC unroll 8
+    for (int j = 0; j < NC; ++j) store_row(c + j * ldc, x[j], rows, flags, &e, col0 + j, row0);
+    return;
+  }
+  /* Rows 0..7 and 8..11 as two 8 x 8 transposes of the columns' halves. */
+  const __mmask16 cols = (__mmask16)((1u << NC) - 1u);
+  for (int h = 0; h < (two && mr > 8 ? 2 : 1); ++h) {
+    __m256 r[NARROW_MAX];
+#pragma GCC unroll 8
+    for (int j = 0; j < NARROW_MAX; ++j)
+      if (j >= NC)
+        r[j] = _mm256_setzero_ps();
+      else
+        r[j] = h ? _mm512_extractf32x8_ps(x[j], 1) : _mm512_castps512_ps256(x[j]);
+    transpose8(r);
+    const size_t end = mr < 8 * (size_t)h + 8 ? mr : 8 * (size_t)h + 8;
+    for (size_t i = 8 * (size_t)h; i < end; ++i)
+      store_row(c + i * ldc, _mm512_zextps256_ps512(r[i % 8]), cols, flags, &e, row0 + i, col0);
+  }
+}
+
+/* One function for every narrow tile: nr and whether the second A panel
+ * has rows are constants in each case. */
+AXLE_AVX512 __attribute__((noinline)) static void narrow(
+    size_t mr, size_t nr, size_t kc, const float* a, size_t a_next, const float* b, size_t ldb,
+    float* c, size_t ldc, uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
+#define AXLE_NARROW(NC)                                                             \
+  case NC:                                                                          \
+    if (mr > MR)                                                                    \
+      narrow_tile(NC, 1, mr, kc, a, a_next, b, ldb, c, ldc, flags, ep, row0, col0); \
+    else                                                                            \
+      narrow_tile(NC, 0, mr, kc, a, a_next, b, ldb, c, ldc, flags, ep, row0, col0); \
+    break
+  switch (nr) {
+    AXLE_NARROW(1);
+    AXLE_NARROW(2);
+    AXLE_NARROW(3);
+    AXLE_NARROW(4);
+    AXLE_NARROW(5);
+    AXLE_NARROW(6);
+    AXLE_NARROW(7);
+    default:
+      AXLE_NARROW(8);
+  }
+#undef AXLE_NARROW
+}
+
+/* Up to 2 MR rows of one B panel: the 6 x 16 tile per A panel. */
+AXLE_AVX512 static void panel_6x16(size_t mr, size_t nr, size_t kc, const float* a, size_t a_next,
+                                   const float* b, size_t ldb, float* c, size_t ldc, uint32_t flags,
+                                   const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
+  axle_f32_gemm_6x16__avx512(mr < MR ? mr : MR, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0);
+  if (mr > MR) {
+    const size_t c_rs = (flags & AXLE_F32_GEMM_STORE_T) ? 1 : ldc;
+    axle_f32_gemm_6x16__avx512(mr - MR, nr, kc, a + a_next, b, ldb, c + MR * c_rs, ldc, flags, ep,
+                               row0 + MR, col0);
+  }
+}
+
 /* Only dispatch: each kind of tile is a function of its own (above). */
 AXLE_AVX512 void axle_f32_gemm_12x32__avx512(size_t mr, size_t nr, size_t kc, const float* a,
                                              size_t a_next, const float* b, size_t ldb,
@@ -448,16 +577,19 @@ AXLE_AVX512 void axle_f32_gemm_12x32__avx512(size_t mr, size_t nr, size_t kc, co
     const full_tile_fn full =
         pf_a ? (pf_b ? full_tile_ab : full_tile_a) : (pf_b ? full_tile_b : full_tile_none);
     full(kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0);
-  } else if (nr > NR) {
+  } else if (nr > NR + NARROW_MAX) {
     part_tile(mr, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0);
+  } else if (nr > NR) {
+    /* A few columns past one panel: the first panel's 6 x 16 tiles and a
+     * narrow tile for the rest cost less than a wide tile of 32. */
+    panel_6x16(mr, NR, kc, a, a_next, b, ldb, c, ldc, flags, ep, row0, col0);
+    const size_t c_cs = (flags & AXLE_F32_GEMM_STORE_T) ? ldc : 1;
+    narrow(mr, nr - NR, kc, a, a_next, b + b_next, ldb, c + NR * c_cs, ldc, flags, ep, row0,
+           col0 + NR);
+  } else if (nr <= NARROW_MAX) {
+    narrow(mr, nr, kc, a, a_next, b, ldb, c, ldc, flags, ep, row0, col0);
   } else {
-    /* One B panel: the 6x16 tile per A panel. */
-    axle_f32_gemm_6x16__avx512(mr < MR ? mr : MR, nr, kc, a, b, ldb, c, ldc, flags, ep, row0, col0);
-    if (mr > MR) {
-      const size_t c_rs = (flags & AXLE_F32_GEMM_STORE_T) ? 1 : ldc;
-      axle_f32_gemm_6x16__avx512(mr - MR, nr, kc, a + a_next, b, ldb, c + MR * c_rs, ldc, flags, ep,
-                                 row0 + MR, col0);
-    }
+    panel_6x16(mr, nr, kc, a, a_next, b, ldb, c, ldc, flags, ep, row0, col0);
   }
 }
 
