@@ -76,10 +76,12 @@ static double fma_peak(int avx512) { return avx512 ? fma_peak_avx512() : fma_pea
 static const char* ukernel_name(void) {
   const axle_f32_gemm_ukernel_fn uk = axle_f32_gemm_ukernel();
   /* At AVX-512 the driver pairs A and B panels into 12x32 tiles; a lone panel
-   * left at the end takes the 6x16 kernel. */
+   * left at the end takes the 6x16 kernel, or the narrow tile (rows in the
+   * lanes) for its last 8 columns or fewer, as the AVX2 kernel does for 4. */
   if (uk == axle_f32_gemm_6x16__avx512)
-    return "axle_f32_gemm_12x32__avx512 (6x16__avx512 for a last lone panel)";
-  if (uk == axle_f32_gemm_6x16__avx2_fma) return "axle_f32_gemm_6x16__avx2_fma";
+    return "axle_f32_gemm_12x32__avx512 (6x16 or narrow for a last lone panel)";
+  if (uk == axle_f32_gemm_6x16__avx2_fma)
+    return "axle_f32_gemm_6x16__avx2_fma (narrow for a last 1-4 columns)";
   return "axle_f32_gemm_6x16__scalar";
 }
 
