@@ -467,8 +467,9 @@ AXLE_AVX512_INLINE void narrow_tile(const int NC, const int two, size_t mr, size
   const __mmask16 rows = (__mmask16)((1u << mr) - 1u);
   const __mmask16 m0 = (__mmask16)(rows & 0x3Fu), m1 = (__mmask16)(rows & ~0x3Fu);
   /* Lane 6 + i of a load here is row i of the second panel. Through
-   * uintptr_t: the address lies before that panel. */
-  const float* a1 = (const float*)((uintptr_t)(a + a_next) - MR * sizeof(float));
+   * uintptr_t: the address lies before that panel. Without a second panel
+   * a + a_next may lie past the buffer, so it is not formed. */
+  const float* a1 = two ? (const float*)((uintptr_t)(a + a_next) - MR * sizeof(float)) : a;
   __m512 x[NARROW_MAX], y[NARROW_MAX];
 #pragma GCC unroll 8
   for (int j = 0; j < NC; ++j) x[j] = y[j] = _mm512_setzero_ps();
