@@ -80,8 +80,9 @@ def ort_node_times(model_path, threads, runs, warmup=5):
     sess = ort.InferenceSession(model_path, so, providers=["CPUExecutionProvider"])
     feeds = {}
     for i in sess.get_inputs():
-        dtype = {"tensor(float)": np.float32, "tensor(uint8)": np.uint8,
-                 "tensor(int8)": np.int8, "tensor(int64)": np.int64}[i.type]
+        # "tensor(float)" -> float32, "tensor(int64)" -> int64, ...
+        name = i.type[len("tensor("):-1]
+        dtype = np.dtype({"float": "float32", "double": "float64"}.get(name, name))
         feeds[i.name] = np.zeros([d if isinstance(d, int) else 1 for d in i.shape], dtype)
     for _ in range(warmup):
         sess.run(None, feeds)
