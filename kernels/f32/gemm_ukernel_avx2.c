@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "gemm_internal.h"
+#include "lanes_avx2.h"
 
 #define AXLE_AVX2 __attribute__((target("avx2,fma")))
 #define AXLE_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
@@ -105,18 +106,8 @@ AXLE_AVX2_INLINE void store_half_t(float* c, size_t ldc, size_t rows, __m256 r0,
                                    __m256 r2, __m256 r3, __m256 r4, __m256 r5, uint32_t flags,
                                    const ep_regs_t* e, size_t row0, size_t col0) {
   const __m256 z = _mm256_setzero_ps();
-  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 u4 = _mm256_shuffle_ps(t4, z, 0x44), u5 = _mm256_shuffle_ps(t4, z, 0xEE);
-  const __m256 u6 = _mm256_shuffle_ps(t5, z, 0x44), u7 = _mm256_shuffle_ps(t5, z, 0xEE);
-  __m256 col[8] = {
-      _mm256_permute2f128_ps(u0, u4, 0x20), _mm256_permute2f128_ps(u1, u5, 0x20),
-      _mm256_permute2f128_ps(u2, u6, 0x20), _mm256_permute2f128_ps(u3, u7, 0x20),
-      _mm256_permute2f128_ps(u0, u4, 0x31), _mm256_permute2f128_ps(u1, u5, 0x31),
-      _mm256_permute2f128_ps(u2, u6, 0x31), _mm256_permute2f128_ps(u3, u7, 0x31)};
+  __m256 col[8] = {r0, r1, r2, r3, r4, r5, z, z};
+  axle_f32_transpose8__avx(col);
   for (size_t j = 0; j < 8; ++j) {
     float* cr = c + j * ldc;
     __m256 v = col[j];
@@ -272,8 +263,7 @@ AXLE_AVX2_INLINE void narrow_tile(const int NC, const int sets, size_t mr, size_
                                   const float* a, const float* b, size_t ldb, float* c, size_t ldc,
                                   uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
                                   size_t col0) {
-  const __m256i live =
-      _mm256_cmpgt_epi32(_mm256_set1_epi32((int)mr), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const __m256i live = axle_f32_first_lanes__avx2(mr);
   __m256 x[4][NARROW_MAX];
 #pragma GCC unroll 4
   for (int s = 0; s < sets; ++s)

@@ -19,6 +19,7 @@
 
 #include "gemm_avx512.h"
 #include "gemm_internal.h"
+#include "lanes_avx2.h"
 
 #define AXLE_AVX512 __attribute__((target("avx2,fma,avx512f,avx512vl,avx512dq")))
 #define AXLE_AVX512_INLINE \
@@ -428,25 +429,6 @@ AXLE_PART_TILE(part_tile, 0)
 AXLE_PART_TILE(part_tile_blk, 1)
 #undef AXLE_PART_TILE
 
-/* r[j] lane i becomes r[i] lane j. */
-AXLE_AVX512_INLINE void transpose8(__m256 r[8]) {
-  __m256 t[8], u[8];
-  for (int q = 0; q < 4; ++q) {
-    t[2 * q] = _mm256_unpacklo_ps(r[2 * q], r[2 * q + 1]);
-    t[2 * q + 1] = _mm256_unpackhi_ps(r[2 * q], r[2 * q + 1]);
-  }
-  for (int q = 0; q < 2; ++q) {
-    u[4 * q] = _mm256_shuffle_ps(t[4 * q], t[4 * q + 2], 0x44);
-    u[4 * q + 1] = _mm256_shuffle_ps(t[4 * q], t[4 * q + 2], 0xEE);
-    u[4 * q + 2] = _mm256_shuffle_ps(t[4 * q + 1], t[4 * q + 3], 0x44);
-    u[4 * q + 3] = _mm256_shuffle_ps(t[4 * q + 1], t[4 * q + 3], 0xEE);
-  }
-  for (int q = 0; q < 4; ++q) {
-    r[q] = _mm256_permute2f128_ps(u[q], u[4 + q], 0x20);
-    r[4 + q] = _mm256_permute2f128_ps(u[q], u[4 + q], 0x31);
-  }
-}
-
 /* Tiles of at most NARROW_MAX columns: the last column tile of a GEMM
  * whose N leaves a few over a multiple of 16 (1x1 layers at 14x14: 196
  * pixels leave 4; Winograd at 28x28: 49 tiles leave 17, 16 + 1). With the
@@ -513,7 +495,7 @@ AXLE_AVX512_INLINE void narrow_tile(const int NC, const int two, size_t mr, size
         r[j] = _mm256_setzero_ps();
       else
         r[j] = h ? _mm512_extractf32x8_ps(x[j], 1) : _mm512_castps512_ps256(x[j]);
-    transpose8(r);
+    axle_f32_transpose8__avx(r);
     const size_t end = mr < 8 * (size_t)h + 8 ? mr : 8 * (size_t)h + 8;
     for (size_t i = 8 * (size_t)h; i < end; ++i)
       store_row(c + i * ldc, _mm512_zextps256_ps512(r[i % 8]), cols, flags, &e, row0 + i, col0);
