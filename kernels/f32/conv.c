@@ -20,17 +20,22 @@ static int is_pointwise(const axle_f32_conv_params_t* p) {
  * of at most 16 F(2x2) tiles (8x8 and smaller) fills one GEMM column panel,
  * so each transformed weight serves that one panel, and when they do not
  * fit the L2 they are streamed at more bytes per multiply than im2col's
- * GEMM reads over the map's pixels. With AVX-512's GEMM that costs more
+ * GEMM reads over the map's pixels. Where AVX-512 multiplies at twice
+ * AVX2's rate (whole-width 512-bit FMAs: Sapphire Rapids) that costs more
  * than the multiplies saved: ResNet-50's 512-channel 3x3 layers at 7x7 (16
  * MB transformed), 1 thread, weights streamed: 1.99 ms against im2col's
  * 1.61 (in cache 1.18 against 1.52); 256 channels (4 MB): 0.52 against
  * 0.42; 128 channels (1 MB) 0.09 against 0.12. With AVX2's, at half the
  * multiply rate, Winograd stays ahead (512 channels 2.04-2.16 against 2.47,
- * 256 0.55 against 0.65). */
+ * 256 0.55 against 0.65), and so with AVX-512 at half rate (Zen 4,
+ * axle_kernels_wide_fma): 512 channels 1.25 against 2.24 ms alone, 1.28
+ * against 2.30 a layer streamed (8 layers); ResNet-18 22.2-22.4 -> 18.9-19.1
+ * ms, ResNet-50 64.4-66.1 -> 62.3-62.9 at 1 thread. */
 #define WINO_STREAMED_BYTES (2u << 20)
+
 static int winograd_pays(const axle_f32_conv_params_t* p, axle_isa_t isa) {
   const size_t tiles = (size_t)((p->out[1] + 1) / 2) * (size_t)((p->out[2] + 1) / 2);
-  return isa < AXLE_ISA_AVX512 || tiles > AXLE_F32_GEMM_NR ||
+  return isa < AXLE_ISA_AVX512 || !axle_kernels_wide_fma() || tiles > AXLE_F32_GEMM_NR ||
          axle_f32_conv_winograd_packed_size(p, 2) * sizeof(float) <= WINO_STREAMED_BYTES;
 }
 

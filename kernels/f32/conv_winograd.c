@@ -62,15 +62,21 @@ int axle_f32_conv_winograd_supports(const axle_f32_conv_params_t* p) {
 /* F(4x4) tiles a map needs before its 36 GEMMs beat F(2x2)'s 16: enough
  * to fill the GEMM tile's columns, since the weights are 4x their size and
  * are streamed for each image. ResNet-50's layers, 1 thread: with AVX-512
- * (32-wide tiles) at 56x56 0.65 against F(2x2)'s 0.90 ms, at 28x28 (49
- * tiles) 0.59 against 0.82, at 14x14 (16 tiles: half of every tile
- * padding) 1.08 against 0.86-0.90; with AVX2 (16-wide tiles) 0.85-1.08
- * against 1.23-1.46 at 56x56 and 28x28, 1.10-1.18 against 1.29-1.41 at
- * 14x14 (2 threads 0.64-0.69 against 0.68-0.71), and at 7x7 (4 tiles) 3.3
- * against 1.8. */
+ * on whole-width FMAs (Sapphire Rapids; 32-wide tiles) at 56x56 0.65
+ * against F(2x2)'s 0.90 ms, at 28x28 (49 tiles) 0.59 against 0.82, at
+ * 14x14 (16 tiles: half of every tile padding) 1.08 against 0.86-0.90;
+ * with AVX2 (16-wide tiles) 0.85-1.08 against 1.23-1.46 at 56x56 and
+ * 28x28, 1.10-1.18 against 1.29-1.41 at 14x14 (2 threads 0.64-0.69
+ * against 0.68-0.71), and at 7x7 (4 tiles) 3.3 against 1.8. Where 512-bit
+ * FMAs run at half rate (Zen 4, axle_kernels_wide_fma), the 16 columns'
+ * 6x16 tiles keep the FMAs as busy as the 32-wide ones (their 7 loads per
+ * 6 FMAs fit two loads a cycle at one FMA a cycle), so AVX2's rule holds:
+ * 256 channels at 14x14 alone 1.07 -> 0.80 ms, weights streamed (8
+ * layers) 1.09 -> 0.88 ms a layer; in ResNet-50 1.17-1.28 -> 0.94-1.07. */
 int axle_f32_conv_winograd_tile(const axle_f32_conv_params_t* p, axle_isa_t isa) {
   const size_t tiles = div_up((size_t)p->out[1], 4) * div_up((size_t)p->out[2], 4);
-  return tiles >= (isa >= AXLE_ISA_AVX512 ? 48u : 16u) ? 4 : 2;
+  const int wide = isa >= AXLE_ISA_AVX512 && axle_kernels_wide_fma();
+  return tiles >= (wide ? 48u : 16u) ? 4 : 2;
 }
 
 static void gemm_for_block(const wino_geom_t* g, axle_f32_gemm_t* gm) {

@@ -57,6 +57,19 @@ axle_isa_t axle_kernels_isa(void);
  * tests and benchmarks that compare variants end to end. Not synchronised
  * with kernels running at the same time. */
 axle_isa_t axle_kernels_set_isa(axle_isa_t isa);
+/* Whether this CPU issues 512-bit FMAs at the rate of its 256-bit ones,
+ * twice the lanes a cycle (Sapphire Rapids), rather than as two 256-bit
+ * halves (Zen 4) or on one 512-bit unit beside two 256-bit ones: 0 without
+ * AVX-512. Where it is 0, AVX-512 multiplies no faster than AVX2, and the
+ * choices that trade multiplies for memory traffic (Winograd's, see
+ * axle_f32_conv_plan) follow AVX2's. Measured at the first call (~0.1 ms
+ * of timed FMA loops), then cached; AXLE_KERNELS_WIDE_FMA=0 or =1 sets it
+ * instead. Thread-safe: every caller gets the first answer stored. */
+int axle_kernels_wide_fma(void);
+/* Sets that answer (0 or 1) and returns the previous one, so that tests
+ * can check both sets of choices on any machine. Not synchronised with
+ * plans being made at the same time. */
+int axle_kernels_set_wide_fma(int wide);
 /* Bytes of one core's L2 cache, for kernels that size their working set to
  * it: AXLE_KERNELS_L2_BYTES if set, else sysconf, else 512 KiB. Thread-safe. */
 size_t axle_kernels_l2_bytes(void);
@@ -364,10 +377,11 @@ void axle_f32_conv_gemm_scalar(const axle_f32_conv_params_t* p, const float* x,
  *              per-plane kernels, AVX2 / AVX-512 for 2-D 3x3 (stride 1 or
  *              2); with AVX-512, runs of small planes (multiplier 1) per call
  *   WINOGRAD   2-D 3x3, stride 1, dilation 1, one group, up to 512 channels
- *              in and out, output at least 7x7, with AVX2 (with AVX-512 not
- *              on maps of at most 16 F(2x2) tiles whose transformed weights
- *              pass 2 MB: streamed, they cost more than they save; see
- *              conv.c): F(2x2, 3x3), 16
+ *              in and out, output at least 7x7, with AVX2 (with AVX-512 on
+ *              whole-width FMAs, axle_kernels_wide_fma, not on maps of at
+ *              most 16 F(2x2) tiles whose transformed weights pass 2 MB:
+ *              streamed, they cost more than they save; see conv.c):
+ *              F(2x2, 3x3), 16
  *              GEMMs with 2.25x fewer multiplies, or, where it pays
  *              (axle_f32_conv_winograd_tile), F(4x4, 3x3), 36 GEMMs with
  *              4x fewer (see conv_winograd.c)
@@ -445,7 +459,9 @@ void axle_f32_conv_rows(const axle_f32_conv_plan_t* plan, const float* x, const 
  * F(2x2) stays within 1e-6. */
 int axle_f32_conv_winograd_supports(const axle_f32_conv_params_t* p);
 /* The tile for a supported shape at the given ISA level: 4 where the larger
- * tiles pay (enough of them to fill the GEMM tiles of that ISA), else 2. */
+ * tiles pay (enough of them to fill the GEMM tiles of that ISA: AVX-512's
+ * 32 columns where its FMAs are whole-width, axle_kernels_wide_fma, else
+ * AVX2's 16), else 2. */
 int axle_f32_conv_winograd_tile(const axle_f32_conv_params_t* p, axle_isa_t isa);
 size_t axle_f32_conv_winograd_packed_size(const axle_f32_conv_params_t* p, int tile);
 void axle_f32_conv_winograd_pack(const axle_f32_conv_params_t* p, int tile, const float* w,

@@ -961,18 +961,25 @@ static void test_winograd4(void) {
   wino_sweep(heights, sizeof heights / sizeof heights[0], widths, sizeof widths / sizeof widths[0],
              4);
   /* The prepared convolution takes F(4x4) where its tiles fill the GEMM
-   * tiles: with AVX-512 (32 wide) from 48 (ResNet's 28x28 map), not 16
-   * (14x14); with AVX2 (16 wide) from 16, not 4 (7x7). */
+   * tiles: with AVX-512 on whole-width FMAs (32 wide) from 48 (ResNet's
+   * 28x28 map), not 16 (14x14); with AVX2 (16 wide), and AVX-512 at half
+   * rate, from 16, not 4 (7x7). */
   static const int64_t maps[] = {28, 14, 7};
-  static const int want_avx512[] = {4, 2, 2}, want_avx2[] = {4, 4, 2};
+  static const int want_wide[] = {4, 2, 2}, want_avx2[] = {4, 4, 2};
+  const int wide = axle_kernels_wide_fma();
   for (size_t i = 0; i < 3; ++i) {
     axle_f32_conv_params_t p;
     const conv_shape_t at = {1,         1,         8,   8,         {1, maps[i], maps[i]},
                              {1, 3, 3}, {1, 1, 1}, {0}, {0, 1, 1}, {0, 1, 1}};
     conv_fill(&at, &p);
-    CU_ASSERT_EQUAL(axle_f32_conv_winograd_tile(&p, AXLE_ISA_AVX512), want_avx512[i]);
+    axle_kernels_set_wide_fma(1);
+    CU_ASSERT_EQUAL(axle_f32_conv_winograd_tile(&p, AXLE_ISA_AVX512), want_wide[i]);
+    CU_ASSERT_EQUAL(axle_f32_conv_winograd_tile(&p, AXLE_ISA_AVX2_FMA), want_avx2[i]);
+    axle_kernels_set_wide_fma(0);
+    CU_ASSERT_EQUAL(axle_f32_conv_winograd_tile(&p, AXLE_ISA_AVX512), want_avx2[i]);
     CU_ASSERT_EQUAL(axle_f32_conv_winograd_tile(&p, AXLE_ISA_AVX2_FMA), want_avx2[i]);
   }
+  axle_kernels_set_wide_fma(wide);
   /* ResNet's 28x28 map with its 128 channels, and maps whose V and M pass
    * WINO_IMAGE_BYTES (blocked, the second with a partial last block). */
   static const conv_shape_t big[] = {
@@ -983,11 +990,12 @@ static void test_winograd4(void) {
   wino_shapes(big, sizeof big / sizeof big[0], 4);
 }
 
-/* With AVX-512, the prepared convolution leaves Winograd for im2col on maps
- * of at most 16 F(2x2) tiles whose transformed weights pass 2 MB
- * (streamed, they cost more than they save): ResNet's 7x7 layers at 256
- * and 512 channels, not at 128 (1 MB), nor a 9x9 map (25 tiles) or a 14x14
- * one at 512. With AVX2 it keeps Winograd for all of them. */
+/* With AVX-512 on whole-width FMAs, the prepared convolution leaves
+ * Winograd for im2col on maps of at most 16 F(2x2) tiles whose transformed
+ * weights pass 2 MB (streamed, they cost more than they save): ResNet's 7x7
+ * layers at 256 and 512 channels, not at 128 (1 MB), nor a 9x9 map (25
+ * tiles) or a 14x14 one at 512. With AVX2, and with AVX-512 at half rate
+ * (axle_kernels_wide_fma 0), it keeps Winograd for all of them. */
 static void test_winograd_choice(void) {
   static const struct {
     int64_t map, channels;
@@ -995,14 +1003,17 @@ static void test_winograd_choice(void) {
   } cases[] = {{7, 512, AXLE_F32_CONV_IM2COL},   {7, 256, AXLE_F32_CONV_IM2COL},
                {8, 256, AXLE_F32_CONV_IM2COL},   {7, 128, AXLE_F32_CONV_WINOGRAD},
                {9, 512, AXLE_F32_CONV_WINOGRAD}, {14, 512, AXLE_F32_CONV_WINOGRAD}};
-  const int levels[] = {have_avx512(), have_avx2()};
-  const axle_isa_t isas[] = {AXLE_ISA_AVX512, AXLE_ISA_AVX2_FMA};
-  for (size_t l = 0; l < 2; ++l) {
+  /* AVX-512 whole-width, AVX-512 at half rate, AVX2. */
+  const int levels[] = {have_avx512(), have_avx512(), have_avx2()};
+  const axle_isa_t isas[] = {AXLE_ISA_AVX512, AXLE_ISA_AVX512, AXLE_ISA_AVX2_FMA};
+  const int wide = axle_kernels_wide_fma();
+  for (size_t l = 0; l < 3; ++l) {
     if (!levels[l]) {
-      kt_skip(l ? "winograd: no AVX2 on this CPU" : "winograd: no AVX-512 on this CPU");
+      kt_skip(l == 2 ? "winograd: no AVX2 on this CPU" : "winograd: no AVX-512 on this CPU");
       continue;
     }
     const axle_isa_t prev = axle_kernels_set_isa(isas[l]);
+    axle_kernels_set_wide_fma(l == 0);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
       const int64_t m = cases[i].map, c = cases[i].channels;
       const conv_shape_t at = {1,         1,         c,   c,         {1, m, m},
@@ -1015,6 +1026,25 @@ static void test_winograd_choice(void) {
     }
     axle_kernels_set_isa(prev);
   }
+  axle_kernels_set_wide_fma(wide);
+}
+
+/* The probe behind those choices: 0 without AVX-512F whatever the timing,
+ * 0 or 1 with it (the measured answer is printed: 0 on Zen 4, 1 on
+ * Sapphire Rapids), and the setter hands back the answer it replaces. */
+static void test_wide_fma_probe(void) {
+  const int wide = axle_kernels_wide_fma();
+  printf("(512-bit FMAs %s) ", wide ? "at whole width" : "at half rate or absent");
+  CU_ASSERT(wide == 0 || wide == 1);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f")) CU_ASSERT_EQUAL(wide, 0);
+#endif
+  CU_ASSERT_EQUAL(axle_kernels_wide_fma(), wide); /* cached */
+  CU_ASSERT_EQUAL(axle_kernels_set_wide_fma(!wide), wide);
+  CU_ASSERT_EQUAL(axle_kernels_wide_fma(), !wide);
+  CU_ASSERT_EQUAL(axle_kernels_set_wide_fma(wide), !wide);
+  CU_ASSERT_EQUAL(axle_kernels_wide_fma(), wide);
 }
 
 typedef struct dw_variant_t {
@@ -1339,6 +1369,7 @@ int main(void) {
       {"winograd F(2x2) avx2/avx512 = direct, same bits", test_winograd2},
       {"winograd F(4x4) avx2/avx512 = direct, same bits", test_winograd4},
       {"winograd left for im2col where its weights stream", test_winograd_choice},
+      {"wide-FMA probe: 0 or 1, 0 without AVX-512, settable", test_wide_fma_probe},
       {"depthwise 3x3 avx2/avx512 = scalar", test_dwconv_variants},
       {"depthwise 3x3 avx2/avx512 = scalar, planes 1..20 x 1..33", test_dwconv_planes},
       {"im2col blocks", test_im2col_block},
