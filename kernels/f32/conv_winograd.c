@@ -72,7 +72,7 @@ int axle_f32_conv_winograd_supports(const axle_f32_conv_params_t* p) {
  * 6x16 tiles keep the FMAs as busy as the 32-wide ones (their 7 loads per
  * 6 FMAs fit two loads a cycle at one FMA a cycle), so AVX2's rule holds:
  * 256 channels at 14x14 alone 1.07 -> 0.80 ms, weights streamed (8
- * layers) 1.09 -> 0.88 ms a layer; in ResNet-50 1.17-1.28 -> 0.94-1.07. */
+ * layers) 1.09 -> 0.88-0.91 ms a layer; in ResNet-50 1.17-1.28 -> 0.94-1.07. */
 int axle_f32_conv_winograd_tile(const axle_f32_conv_params_t* p, axle_isa_t isa) {
   const size_t tiles = div_up((size_t)p->out[1], 4) * div_up((size_t)p->out[2], 4);
   const int wide = isa >= AXLE_ISA_AVX512 && axle_kernels_wide_fma();
