@@ -35,7 +35,7 @@ static int is_pointwise(const axle_f32_conv_params_t* p) {
 
 static int winograd_pays(const axle_f32_conv_params_t* p, axle_isa_t isa) {
   const size_t tiles = (size_t)((p->out[1] + 1) / 2) * (size_t)((p->out[2] + 1) / 2);
-  return isa < AXLE_ISA_AVX512 || !axle_kernels_wide_fma() || tiles > AXLE_F32_GEMM_NR ||
+  return !axle_f32_gemm_double_rate(isa) || tiles > AXLE_F32_GEMM_NR ||
          axle_f32_conv_winograd_packed_size(p, 2) * sizeof(float) <= WINO_STREAMED_BYTES;
 }
 

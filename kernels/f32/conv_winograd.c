@@ -75,8 +75,7 @@ int axle_f32_conv_winograd_supports(const axle_f32_conv_params_t* p) {
  * layers) 1.09 -> 0.88-0.91 ms a layer; in ResNet-50 1.17-1.28 -> 0.94-1.07. */
 int axle_f32_conv_winograd_tile(const axle_f32_conv_params_t* p, axle_isa_t isa) {
   const size_t tiles = div_up((size_t)p->out[1], 4) * div_up((size_t)p->out[2], 4);
-  const int wide = isa >= AXLE_ISA_AVX512 && axle_kernels_wide_fma();
-  return tiles >= (wide ? 48u : 16u) ? 4 : 2;
+  return tiles >= (axle_f32_gemm_double_rate(isa) ? 48u : 16u) ? 4 : 2;
 }
 
 static void gemm_for_block(const wino_geom_t* g, axle_f32_gemm_t* gm) {

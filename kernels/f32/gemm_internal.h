@@ -88,4 +88,12 @@ __attribute__((always_inline)) static inline void axle_f32_gemm_prefetch_epilogu
     axle_f32_gemm_prefetch_rows(ep->residual + row0 * ep->ldr + col0, ep->ldr, rows, nr);
 }
 
+/* Whether the GEMM at level isa multiplies at twice AVX2's rate: AVX-512
+ * on whole-width FMAs (axle_kernels_wide_fma). The choices that trade
+ * multiplies for bytes streamed (Winograd's: conv.c, conv_winograd.c)
+ * differ from AVX2's only there. */
+static inline int axle_f32_gemm_double_rate(axle_isa_t isa) {
+  return isa >= AXLE_ISA_AVX512 && axle_kernels_wide_fma();
+}
+
 #endif /* AXLE_KERNELS_F32_GEMM_INTERNAL_H_ */

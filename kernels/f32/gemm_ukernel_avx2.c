@@ -257,7 +257,8 @@ AXLE_AVX2_INLINE void tile(const size_t R, const int shared, const int blk, size
  * step of the A panel, 6 of 8 lanes) and each column is one FMA with a
  * broadcast of B, so a K step costs nr FMAs; `sets` accumulators per
  * column (K steps dealt round) keep 8 chains in flight where nr is small.
- * The few results go through the shared store. */
+ * The few results go through the shared store, as rows of the 8 x 8
+ * transpose. */
 enum { NARROW_MAX = 4 };
 AXLE_AVX2_INLINE void narrow_tile(const int NC, const int sets, size_t mr, size_t kc,
                                   const float* a, const float* b, size_t ldb, float* c, size_t ldc,
@@ -284,17 +285,17 @@ AXLE_AVX2_INLINE void narrow_tile(const int NC, const int sets, size_t mr, size_
 #pragma GCC unroll 4
     for (int j = 0; j < NC; ++j) x[0][j] = _mm256_fmadd_ps(v, _mm256_broadcast_ss(b + j), x[0][j]);
   }
-  float col[NARROW_MAX][8] __attribute__((aligned(32)));
+  /* Column j's sum in r[j]; transposed, r[i] holds row i's columns. */
+  __m256 r[8];
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    r[j] = j < NC ? x[0][j] : _mm256_setzero_ps();
 #pragma GCC unroll 4
-  for (int j = 0; j < NC; ++j) {
-    __m256 v = x[0][j];
-#pragma GCC unroll 4
-    for (int s = 1; s < sets; ++s) v = _mm256_add_ps(v, x[s][j]);
-    _mm256_store_ps(col[j], v);
+    for (int s = 1; s < sets && j < NC; ++s) r[j] = _mm256_add_ps(r[j], x[s][j]);
   }
+  axle_f32_transpose8__avx(r);
   float acc[MR * NR];
-  for (size_t i = 0; i < mr; ++i)
-    for (int j = 0; j < NC; ++j) acc[i * NR + (size_t)j] = col[j][i];
+  for (size_t i = 0; i < mr; ++i) _mm256_storeu_ps(acc + i * NR, r[i]);
   axle_f32_gemm_tile_store(mr, (size_t)NC, acc, c, ldc, flags, ep, row0, col0);
 }
 
