@@ -45,12 +45,15 @@ from test_ort_agreement import (CHAIN_ENV, IR_VERSION, OPSET, assert_agree, disp
 
 
 class Branches:
-    """A model of independent branches: input x<i> -> ... -> output y<i>."""
+    """A model of independent branches, each from its own input (x0, x1,
+    ...) to its own output. first: the first node of each drawn block, by
+    kind (a fused step is named after its first node)."""
 
     def __init__(self, seed):
         self.rng = np.random.default_rng(seed)
         self.nodes, self.inits, self.inputs, self.outputs = [], [], [], []
         self.shapes = {}
+        self.first = {}
         self.count = 0
 
     def fresh(self, prefix):
@@ -130,10 +133,8 @@ def draw_inverted_residuals(b, branches):
     """Shapes by kind: 'band' expands one image past 1 MiB (the least a band
     chain takes) with rows narrow enough for bands of 4 under CHAIN_ENV,
     'small' has fewer pixels than expanded channels (channels-last), 'mid'
-    lies between, 'stem' a 3x3 stride-2 expansion. Returns the first node
-    of each block by kind (a chain step is named after it)."""
+    lies between, 'stem' a 3x3 stride-2 expansion."""
     r = b.rng
-    first = {}
     for kind in branches:
         n = int(r.choice([1, 2]))
         c = int(r.integers(3, 33))
@@ -153,15 +154,14 @@ def draw_inverted_residuals(b, branches):
         out = int(r.choice([c, int(r.integers(4, 97))]))
         x = b.branch((n, c, h, w))
         name, y = inverted_residual(b, x, c, expand, stride, out, stem=kind == "stem")
-        first.setdefault(kind, []).append(name)
+        b.first.setdefault(kind, []).append(name)
         b.end(y)
-    return first
 
 
 def build_random_inverted_residuals():
     b = Branches(seed=20261127)
-    b.first = draw_inverted_residuals(b, ["band", "band", "band", "stem", "small", "small",
-                                          "small", "mid", "mid", "mid"])
+    draw_inverted_residuals(b, ["band", "band", "band", "stem", "small", "small", "small",
+                                "mid", "mid", "mid"])
     return b
 
 
