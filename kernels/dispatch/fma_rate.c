@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "axle_kernels.h"
+#include "cpu_features.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 /* The loops are assembly: in C the accumulators stay in registers only as
@@ -39,18 +39,14 @@ static double now_ns(void) {
   return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
-static double ymm_ns(void) {
+/* One timed loop, on zmm registers (only on a CPU with AVX-512F) or ymm. */
+static double loop_ns(int zmm) {
   long n = STEPS;
   const double t0 = now_ns();
-  __asm__ volatile(AXLE_FMA_LOOP("ymm") : "+r"(n) : : AXLE_FMA_CLOBBERS);
-  return now_ns() - t0;
-}
-
-/* Only on a CPU with AVX-512F. */
-static double zmm_ns(void) {
-  long n = STEPS;
-  const double t0 = now_ns();
-  __asm__ volatile(AXLE_FMA_LOOP("zmm") : "+r"(n) : : AXLE_FMA_CLOBBERS);
+  if (zmm)
+    __asm__ volatile(AXLE_FMA_LOOP("zmm") : "+r"(n) : : AXLE_FMA_CLOBBERS);
+  else
+    __asm__ volatile(AXLE_FMA_LOOP("ymm") : "+r"(n) : : AXLE_FMA_CLOBBERS);
   return now_ns() - t0;
 }
 
@@ -60,12 +56,11 @@ static double zmm_ns(void) {
  * (tens of microseconds), hence the untimed zmm passes before. The halves
  * take twice as long as the ymm loop, whole-width units about as long. */
 static int measure(void) {
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("fma") || !__builtin_cpu_supports("avx512f")) return 0;
-  for (int i = 0; i < 16; ++i) zmm_ns();
+  if (!axle_kernels_cpu_has(AXLE_ISA_AVX512)) return 0;
+  for (int i = 0; i < 16; ++i) loop_ns(1);
   double y = 1e30, z = 1e30;
   for (int i = 0; i < 7; ++i) {
-    const double ty = ymm_ns(), tz = zmm_ns();
+    const double ty = loop_ns(0), tz = loop_ns(1);
     if (ty < y) y = ty;
     if (tz < z) z = tz;
   }

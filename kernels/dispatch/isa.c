@@ -6,12 +6,12 @@
 #include <cpuid.h>
 #endif
 
-#include "axle_kernels.h"
+#include "cpu_features.h"
 
 /* Whether this CPU (and its OS) can run the kernels of level isa. libgcc's
  * checks include the OS saving YMM, ZMM and opmask state (XGETBV), so a
  * kernel that lacks it never sees AVX2 or AVX-512 here. */
-static int cpu_has(axle_isa_t isa) {
+int axle_kernels_cpu_has(axle_isa_t isa) {
   if (isa == AXLE_ISA_SCALAR) return 1;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
@@ -40,7 +40,7 @@ static int cpu_has(axle_isa_t isa) {
 /* The highest level at or below cap that this CPU has. */
 static axle_isa_t best_up_to(axle_isa_t cap) {
   for (int isa = (int)cap; isa > (int)AXLE_ISA_SCALAR; --isa)
-    if (cpu_has((axle_isa_t)isa)) return (axle_isa_t)isa;
+    if (axle_kernels_cpu_has((axle_isa_t)isa)) return (axle_isa_t)isa;
   return AXLE_ISA_SCALAR;
 }
 

@@ -35,54 +35,34 @@ import re
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
                                       quantize_static)
 
 import qdq_reference
-from test_ort_agreement import (CHAIN_ENV, IR_VERSION, OPSET, assert_agree, dispatch_level,
-                                each_isa_level, fused_steps, isa_env, needs_cli, run_axle, run_cli)
+from test_ort_agreement import (CHAIN_ENV, IR_VERSION, OPSET, GraphBuilder, assert_agree,
+                                dispatch_level, each_isa_level, fused_steps, isa_env, needs_cli,
+                                run_axle, run_cli)
 
 
-class Branches:
+class Branches(GraphBuilder):
     """A model of independent branches, each from its own input (x0, x1,
-    ...) to its own output. first: the first node of each drawn block, by
-    kind (a fused step is named after its first node)."""
+    ...) to its own output; nodes and weights as GraphBuilder makes them.
+    first: the first node of each drawn block, by kind (a fused step is
+    named after its first node)."""
 
     def __init__(self, seed):
-        self.rng = np.random.default_rng(seed)
-        self.nodes, self.inits, self.inputs, self.outputs = [], [], [], []
+        super().__init__(seed)
+        self.inputs, self.outputs = [], []
         self.shapes = {}
         self.first = {}
-        self.count = 0
 
-    def fresh(self, prefix):
-        self.count += 1
-        return f"{prefix}{self.count}"
-
-    def init(self, array):
-        name = self.fresh("c")
-        self.inits.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
-        return name
-
-    def node(self, op, inputs, **attrs):
-        out = self.fresh(op.lower())
-        self.nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
-        return out
-
-    def conv(self, x, cin, cout, k, stride=1, group=1, act=None):
-        fan_in = cin // group * k * k
-        w = self.rng.normal(0.0, np.sqrt(2.0 / fan_in), (cout, cin // group, k, k))
-        b = self.rng.normal(0.0, 0.1, cout)
-        y = self.node("Conv", [x, self.init(w.astype(np.float32)), self.init(b.astype(np.float32))],
-                      kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4,
-                      group=group)
+    def conv_act(self, x, cin, cout, k, stride=1, group=1, act=None):
+        """A Conv with a bias, then act: "relu6", "relu" or None."""
+        y = self.conv(x, cin, cout, k, stride=stride, group=group, bias=True)
         if act == "relu6":
-            return self.node("Clip", [y, self.init(np.array(0.0, np.float32)),
-                                      self.init(np.array(6.0, np.float32))])
-        if act == "relu":
-            return self.node("Relu", [y])
-        return y
+            return self.relu6(y)
+        return self.node("Relu", [y]) if act == "relu" else y
 
     def branch(self, shape):
         name = f"x{len(self.inputs)}"
@@ -93,7 +73,7 @@ class Branches:
     def end(self, y):
         self.outputs.append(helper.make_tensor_value_info(y, TensorProto.FLOAT, None))
 
-    def model(self, name):
+    def branches_model(self, name):
         graph = helper.make_graph(self.nodes, name, self.inputs, self.outputs, self.inits)
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="axle-tests")
@@ -117,13 +97,13 @@ def inverted_residual(b, x, c, expand, stride, out, stem=False):
     acts = ("relu6", "relu6", "relu", None)
     start = len(b.nodes)
     if stem:
-        h = b.conv(x, c, expand, 3, stride=2, act="relu6")
+        h = b.conv_act(x, c, expand, 3, stride=2, act="relu6")
     else:
-        h = b.conv(x, c, expand, 1, act=acts[b.rng.integers(len(acts))])
+        h = b.conv_act(x, c, expand, 1, act=acts[b.rng.integers(len(acts))])
     first = b.nodes[start].name
-    h = b.conv(h, expand, expand, 3, stride=stride, group=expand,
+    h = b.conv_act(h, expand, expand, 3, stride=stride, group=expand,
                act=acts[b.rng.integers(len(acts))])
-    y = b.conv(h, expand, out, 1)
+    y = b.conv_act(h, expand, out, 1)
     if stride == 1 and out == c and not stem and b.rng.random() < 0.75:
         y = b.node("Add", [y, x])
     return first, y
@@ -178,20 +158,20 @@ def build_random_resnet_blocks():
         x = b.branch((n, c, h, w))
         if kind == "stem":
             # Outputs past half of CHAIN_ENV's L2, so that the pooling joins.
-            y = b.conv(x, c, int(r.integers(32, 65)), 7, stride=2, act="relu")
+            y = b.conv_act(x, c, int(r.integers(32, 65)), 7, stride=2, act="relu")
             y = b.node("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
         elif kind == "head":
             y = b.node("Flatten", [b.node("GlobalAveragePool", [x])])
             f = int(r.integers(1, 400))
             wf = r.normal(0.0, np.sqrt(1.0 / c), (f, c)).astype(np.float32)
             bf = r.normal(0.0, 0.1, f).astype(np.float32)
-            y = b.node("Gemm", [y, b.init(wf), b.init(bf)], transB=1)
+            y = b.node("Gemm", [y, b.init("fc_w", wf), b.init("fc_b", bf)], transB=1)
         else:
             out = int(r.choice([c, int(r.integers(2, 81)) * group]))
             stride = int(r.choice([1, 2]))
-            y = b.conv(x, c, out, 3, stride=stride, group=group, act="relu")
-            y = b.conv(y, out, out, 3)
-            shortcut = x if stride == 1 and out == c else b.conv(x, c, out, 1, stride=stride)
+            y = b.conv_act(x, c, out, 3, stride=stride, group=group, act="relu")
+            y = b.conv_act(y, out, out, 3)
+            shortcut = x if stride == 1 and out == c else b.conv_act(x, c, out, 1, stride=stride)
             y = b.node("Relu", [b.node("Add", [y, shortcut])])
         b.end(y)
     return b
@@ -205,7 +185,7 @@ def built(tmp_path_factory, name, build):
     if name not in _built:
         b = build()
         path = str(tmp_path_factory.mktemp("random") / (name + ".onnx"))
-        onnx.save(b.model(name), path)
+        onnx.save(b.branches_model(name), path)
         _built[name] = (path, b)
     return _built[name]
 
@@ -245,7 +225,7 @@ def build_random_qdq(directory):
     b = Branches(seed=20261129)
     draw_inverted_residuals(b, ["band", "stem", "small", "small", "mid", "mid", "mid"])
     src, dst = os.path.join(directory, "f.onnx"), os.path.join(directory, "q.onnx")
-    onnx.save(b.model("random_qdq"), src)
+    onnx.save(b.branches_model("random_qdq"), src)
 
     class Samples(CalibrationDataReader):
         def __init__(self):
