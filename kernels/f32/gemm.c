@@ -136,8 +136,20 @@ size_t axle_f32_gemm_kc_in_place(size_t k) {
  * M = 24, K = 144; 1.06x at M = K = 128), and loses a little beyond (K = 64,
  * M = 256). */
 #define IN_PLACE_MAX_M 128
+/* With a short K (pointwise expansions: 16-32 input channels) every tile
+ * is short, so packing costs more per tile than the in-place reads save:
+ * Zen 5, 1 thread, 12x32 tiles, the expansions 96 x 896 x 16 204 -> 217
+ * GFLOP/s and 144 x 896 x 24 223 -> 234 in place, whatever M (192 and 384
+ * at K = 32 as fast or faster), and MobileNetV2's band chains' expansions
+ * 2.5-4 % faster. Except where B's rows lie a multiple of 8 KiB apart: K
+ * rows in the same few L1 sets, 144 x 896 x 24 at 2048 or 4096 floats
+ * apart 225-230 packed against 203-208 in place. */
+#define IN_PLACE_SHORT_K 32
+#define IN_PLACE_SET_ALIAS_BYTES 8192
 static int b_direct(const axle_f32_gemm_t* g) {
-  return !g->b.packed && g->b.data && g->b.cs == 1 && g->m <= IN_PLACE_MAX_M && g->m <= g->k;
+  if (g->b.packed || !g->b.data || g->b.cs != 1) return 0;
+  if (g->m <= IN_PLACE_MAX_M && g->m <= g->k) return 1;
+  return g->k <= IN_PLACE_SHORT_K && (g->b.rs * sizeof(float)) % IN_PLACE_SET_ALIAS_BYTES != 0;
 }
 
 /* A single row of A (a classifier at batch 1) against pre-packed weights

@@ -27,6 +27,16 @@
 
 enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
 
+/* The full tile's epilogue, a constant in its instances: any (tested at
+ * run time), or the common finish of a row-major store with no leaky slope
+ * that overwrites C with bias, clamp and, in the second, a residual. Tested
+ * per tile, the flags and pointers had turned the row stores into branches
+ * per row (the compiler merged the tested loops into one): with packed A,
+ * bias and ReLU6, 12x32 tiles alone on Zen 5 at K = 16 219-222 -> 235-245
+ * GFLOP/s, K = 24 233-241 -> 246-254; MobileNetV2's band chains' pointwise
+ * expansions have such K. */
+enum { EPI_ANY = 0, EPI_BIAS = 1, EPI_BIAS_RES = 2 };
+
 /* The epilogue as the stores use it, copied once per tile: C is stored
  * through the intrinsics' may-alias vector type, so fields read from *ep
  * after a store were loaded and tested again for every row (the full
@@ -222,9 +232,9 @@ AXLE_AVX512_INLINE void tile(const size_t R, size_t nr, size_t kc, const float* 
  * instances: tested in its K loop, or with the second B panel loaded under
  * a mask, it ran 4-8 % slower (L1, K = 27..256, with an epilogue). */
 AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int blk, const int pf_a,
-                                  const int pf_b, size_t nr, size_t kc, const float* a,
-                                  size_t a_next, const float* b, size_t ldb, size_t b_next,
-                                  float* c, size_t ldc, uint32_t flags,
+                                  const int pf_b, const int epi, size_t nr, size_t kc,
+                                  const float* a, size_t a_next, const float* b, size_t ldb,
+                                  size_t b_next, float* c, size_t ldc, uint32_t flags,
                                   const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
   const int transposed = (flags & AXLE_F32_GEMM_STORE_T) != 0;
   if (!transposed) axle_f32_gemm_prefetch_epilogue(R, nr, c, ldc, flags, ep, row0, col0);
@@ -303,6 +313,14 @@ AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int blk,
   }
 
   const ep_regs_t e = ep_regs(ep);
+  if (epi != EPI_ANY) {
+    /* First, so that no test of the flags or pointers below comes before. */
+    const float* res = epi == EPI_BIAS_RES ? e.residual + row0 * e.ldr + col0 : NULL;
+#pragma GCC unroll 12
+    for (size_t i = 0; i < R; ++i)
+      put_row(c + i * ldc, x[i], y[i], 0, 1, e.bias + row0 + i, res ? res + i * e.ldr : NULL, &e);
+    return;
+  }
   if (transposed) {
     /* Accumulators passed by value: taking their address would keep them
      * in memory through the K loop. */
@@ -339,23 +357,15 @@ AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int blk,
     return;
   }
   if (full && !e.leaky && (!(flags & AXLE_F32_GEMM_FINISH) || e.bias)) {
+    /* Accumulating, or blocked A (EPI_ANY instances only). */
     const int acc = (flags & AXLE_F32_GEMM_ACCUMULATE) != 0;
     const int fin = (flags & AXLE_F32_GEMM_FINISH) != 0;
     const float* bias = fin ? e.bias + row0 : NULL;
     const float* res = fin && e.residual ? e.residual + row0 * e.ldr + col0 : NULL;
-    if (!acc && fin && !res) {
 #pragma GCC unroll 12
-      for (size_t i = 0; i < R; ++i) put_row(c + i * ldc, x[i], y[i], 0, 1, bias + i, NULL, &e);
-    } else if (!acc && fin) {
-#pragma GCC unroll 12
-      for (size_t i = 0; i < R; ++i)
-        put_row(c + i * ldc, x[i], y[i], 0, 1, bias + i, res + i * e.ldr, &e);
-    } else {
-#pragma GCC unroll 12
-      for (size_t i = 0; i < R; ++i)
-        put_row(c + i * ldc, x[i], y[i], acc, fin, fin ? bias + i : NULL,
-                res ? res + i * e.ldr : NULL, &e);
-    }
+    for (size_t i = 0; i < R; ++i)
+      put_row(c + i * ldc, x[i], y[i], acc, fin, fin ? bias + i : NULL,
+              res ? res + i * e.ldr : NULL, &e);
     return;
   }
 #pragma GCC unroll 12
@@ -365,30 +375,51 @@ AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int blk,
   }
 }
 
-/* The full tile's instances, one per prefetch switch pair, each a
- * function of its own: inlined into one, every change to any of them moved
- * the others' register allocation (an accumulator kept on the stack in one
- * K loop or another) and their large shared frame cost every call. */
+/* The full tile's instances, one per prefetch switch pair and epilogue
+ * kind, each a function of its own: inlined into one, every change to any
+ * of them moved the others' register allocation (an accumulator kept on
+ * the stack in one K loop or another) and their large shared frame cost
+ * every call. */
 typedef void (*full_tile_fn)(size_t kc, const float* a, size_t a_next, const float* b, size_t ldb,
                              size_t b_next, float* c, size_t ldc, uint32_t flags,
                              const axle_f32_epilogue_t* ep, size_t row0, size_t col0);
-#define AXLE_FULL_TILE(NAME, BLK, PF_A, PF_B)                                                   \
-  AXLE_AVX512 __attribute__((noinline)) static void NAME(                                       \
-      size_t kc, const float* a, size_t a_next, const float* b, size_t ldb, size_t b_next,      \
-      float* c, size_t ldc, uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,         \
-      size_t col0) {                                                                            \
-    tile_wide(2 * MR, 1, BLK, PF_A, PF_B, 2 * NR, kc, a, a_next, b, ldb, b_next, c, ldc, flags, \
-              ep, row0, col0);                                                                  \
+#define AXLE_FULL_TILE(NAME, BLK, PF_A, PF_B, EPI)                                            \
+  AXLE_AVX512 __attribute__((noinline)) static void NAME(                                     \
+      size_t kc, const float* a, size_t a_next, const float* b, size_t ldb, size_t b_next,    \
+      float* c, size_t ldc, uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,       \
+      size_t col0) {                                                                          \
+    tile_wide(2 * MR, 1, BLK, PF_A, PF_B, EPI, 2 * NR, kc, a, a_next, b, ldb, b_next, c, ldc, \
+              flags, ep, row0, col0);                                                         \
   }
-AXLE_FULL_TILE(full_tile_none, 0, 0, 0)
-AXLE_FULL_TILE(full_tile_a, 0, 1, 0)
-AXLE_FULL_TILE(full_tile_b, 0, 0, 1)
-AXLE_FULL_TILE(full_tile_ab, 0, 1, 1)
+#define AXLE_FULL_TILES(SUFFIX, EPI)                   \
+  AXLE_FULL_TILE(full_tile_none##SUFFIX, 0, 0, 0, EPI) \
+  AXLE_FULL_TILE(full_tile_a##SUFFIX, 0, 1, 0, EPI)    \
+  AXLE_FULL_TILE(full_tile_b##SUFFIX, 0, 0, 1, EPI)    \
+  AXLE_FULL_TILE(full_tile_ab##SUFFIX, 0, 1, 1, EPI)
+AXLE_FULL_TILES(, EPI_ANY)
+AXLE_FULL_TILES(_bias, EPI_BIAS)
+AXLE_FULL_TILES(_bias_res, EPI_BIAS_RES)
+/* [epilogue kind][prefetch A][prefetch B] */
+static const full_tile_fn k_full_tiles[3][2][2] = {
+    {{full_tile_none, full_tile_b}, {full_tile_a, full_tile_ab}},
+    {{full_tile_none_bias, full_tile_b_bias}, {full_tile_a_bias, full_tile_ab_bias}},
+    {{full_tile_none_bias_res, full_tile_b_bias_res},
+     {full_tile_a_bias_res, full_tile_ab_bias_res}},
+};
 /* A in place, blocked (no A panels to fetch ahead: the driver's blocked A
  * is a buffer just written, in cache). */
-AXLE_FULL_TILE(full_tile_blk, 1, 0, 0)
-AXLE_FULL_TILE(full_tile_blk_b, 1, 0, 1)
+AXLE_FULL_TILE(full_tile_blk, 1, 0, 0, EPI_ANY)
+AXLE_FULL_TILE(full_tile_blk_b, 1, 0, 1, EPI_ANY)
+#undef AXLE_FULL_TILES
 #undef AXLE_FULL_TILE
+
+/* The epilogue kind of a full tile's flags and epilogue. */
+static int full_tile_epi(uint32_t flags, const axle_f32_epilogue_t* ep) {
+  const uint32_t which = AXLE_F32_GEMM_FINISH | AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_STORE_T;
+  if ((flags & which) != AXLE_F32_GEMM_FINISH || !ep || !ep->bias || ep->leaky) return EPI_ANY;
+  if (!ep->residual) return EPI_BIAS;
+  return ep->ldr ? EPI_BIAS_RES : EPI_ANY;
+}
 
 /* Tiles short of 12 x 32 over two B panels (R rows, nr = NR + 1..2 NR),
  * A packed (BLK 0) or blocked in place (1): a function each, so that the
@@ -407,8 +438,9 @@ AXLE_AVX512_INLINE void part_rows(size_t mr, const int blk, int pf_a, int pf_b, 
                                   size_t kc, const float* a, size_t a_next, const float* b,
                                   size_t ldb, size_t b_next, float* c, size_t ldc, uint32_t flags,
                                   const axle_f32_epilogue_t* ep, size_t row0, size_t col0) {
-#define AXLE_WIDE(R) \
-  tile_wide(R, 0, blk, pf_a, pf_b, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0)
+#define AXLE_WIDE(R)                                                                              \
+  tile_wide(R, 0, blk, pf_a, pf_b, EPI_ANY, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, \
+            row0, col0)
   switch (mr) {
     case 1: AXLE_WIDE(1); break;
     case 2: AXLE_WIDE(2); break;
@@ -557,9 +589,8 @@ AXLE_AVX512 void axle_f32_gemm_12x32__avx512(size_t mr, size_t nr, size_t kc, co
     /* The full tile, most of any GEMM, without the tests in its K loop. */
     const int pf_a = (flags & AXLE_F32_GEMM_PREFETCH_A) != 0;
     const int pf_b = (flags & AXLE_F32_GEMM_PREFETCH_B) != 0;
-    const full_tile_fn full =
-        pf_a ? (pf_b ? full_tile_ab : full_tile_a) : (pf_b ? full_tile_b : full_tile_none);
-    full(kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0);
+    k_full_tiles[full_tile_epi(flags, ep)][pf_a][pf_b](kc, a, a_next, b, ldb, b_next, c, ldc, flags,
+                                                       ep, row0, col0);
   } else if (nr > NR + NARROW_MAX) {
     part_tile(mr, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0);
   } else if (nr > NR) {
