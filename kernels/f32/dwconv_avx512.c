@@ -337,13 +337,18 @@ static int pair_rows(const float* x, int64_t ih, int64_t iw, int64_t s, int64_t 
 /* Column group g of R (1 or 2) output rows of plane_s1_slide from input
  * rows row[0..R+1] (output row r reads rows r..r+2): the groups p[t]
  * before, c[t] at and n[t] after g of each input row, its tap columns
- * shifted from them once for both output rows. */
+ * shifted from them once for both output rows. Each output row sums its
+ * three kernel rows apart and then adds them: as one chain of nine FMAs
+ * (36 cycles) a row, too few chains were in flight for two whole-width FMA
+ * pipes. Zen 5, per 16 outputs: 144 planes of 8 x 56 (a band) 2.62-2.64
+ * -> 2.50-2.56 ns, 32 of 12 x 112 1.72-1.75 -> 1.66-1.68, 192 of 28 x 28
+ * 2.96-2.97 -> 2.77-2.82 (on Zen 4, half-rate FMAs, it measured even). */
 AXLE_AVX512 static AXLE_INLINE void slide_group(const dw_plane_t* d, const dw_taps_t* k,
                                                 const int R, int plain, const __m512 p[4],
                                                 const __m512 c[4], const __m512 n[4], int64_t g,
                                                 __mmask16 sm, const float* res, int64_t w,
                                                 float* y) {
-  __m512 acc[2];
+  __m512 acc[2], part[2][3];
   for (int t = 0; t < R + 2; ++t) {
     const __m512 left = _mm512_castsi512_ps(
         _mm512_alignr_epi32(_mm512_castps_si512(c[t]), _mm512_castps_si512(p[t]), 15));
@@ -355,11 +360,14 @@ AXLE_AVX512 static AXLE_INLINE void slide_group(const dw_plane_t* d, const dw_ta
       const __m512 wl = kr == 0 ? k->w00 : kr == 1 ? k->w10 : k->w20;
       const __m512 wm = kr == 0 ? k->w01 : kr == 1 ? k->w11 : k->w21;
       const __m512 wr = kr == 0 ? k->w02 : kr == 1 ? k->w12 : k->w22;
-      __m512 a = kr == 0 ? _mm512_fmadd_ps(wl, left, d->bias) : _mm512_fmadd_ps(wl, left, acc[r]);
+      __m512 a = kr == 0 ? _mm512_fmadd_ps(wl, left, d->bias) : _mm512_mul_ps(wl, left);
       a = _mm512_fmadd_ps(wm, c[t], a);
-      acc[r] = _mm512_fmadd_ps(wr, right, a);
+      a = _mm512_fmadd_ps(wr, right, a);
+      part[r][kr] = a;
     }
   }
+  for (int r = 0; r < R; ++r)
+    acc[r] = _mm512_add_ps(_mm512_add_ps(part[r][0], part[r][1]), part[r][2]);
   for (int r = 0; r < R; ++r) {
     float* yr = y + r * w + 16 * g;
     if (plain)
