@@ -308,6 +308,7 @@ typedef struct gemm_run_t {
   /* Two adjacent A and B panels per call where the ISA has a wide tile
    * (the narrow one is load-bound there), or NULL. */
   axle_f32_gemm_wide_ukernel_fn wide;
+  axle_f32_gemm_wide_run_fn wide_run; /* full wide tiles in a row, or NULL */
   /* The NR-wide tile reading a blocked A in place where the ISA has no wide
    * tile but reads blocked A (AVX2), or NULL. */
   axle_f32_gemm_blocked_ukernel_fn blocked;
@@ -452,6 +453,24 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
   return nr;
 }
 
+/* From the row's second tile on, the full tiles of row i from column j as
+ * one call where the ISA has a run of wide tiles (they share their flags:
+ * only a row's first tile fetches A ahead); returns the columns done, 0
+ * where run_tile must take the tile. */
+static size_t full_run(const gemm_run_t* r, const block_t* k, size_t i, size_t j) {
+  const size_t count = (k->n1 - j) / (2 * NR);
+  if (!r->wide_run || k->a_blocked || count == 0 || k->i0 + k->mc - i < 2 * MR) return 0;
+  const axle_f32_gemm_t* g = r->g;
+  const size_t a_stride = k->a_kc * MR, b_stride = k->b_kc * NR;
+  const float* bq = k->b_src ? k->b_src + (j - k->n0) : k->bp + (j - k->n0) / NR * b_stride;
+  const size_t ldb = k->b_src ? k->b_rs : NR, b_next = k->b_src ? NR : b_stride;
+  const size_t c_rs = g->c_transposed ? 1 : g->ldc, c_cs = g->c_transposed ? g->ldc : 1;
+  const uint32_t flags = k->flags | (i == k->i0 ? AXLE_F32_GEMM_PREFETCH_B : 0u);
+  r->wide_run(count, k->kc, k->ap + (i - k->i0) / MR * a_stride, a_stride, bq, ldb, b_next,
+              2 * b_next, k->c + i * c_rs + j * c_cs, g->ldc, 2 * NR * c_cs, flags, r->ep, i, j);
+  return count * 2 * NR;
+}
+
 /* Tile order within a block. Column pairs outer (BLIS) keeps one B pair in
  * L1 across all row tiles, and reads each B pair once. Rows outer keeps one
  * A pair in L1 across the row's tiles, reads the B block once per row of
@@ -550,7 +569,10 @@ static void run_block(const gemm_run_t* r, uint32_t thread, size_t m0, size_t m1
                          c,    share_b};
     if (by_rows)
       for (size_t i = i0; i < i0 + mc; i += row_step)
-        for (size_t j = n0; j < n1;) j += run_tile(r, &blk, i, j);
+        for (size_t j = n0; j < n1;) {
+          const size_t run = j > n0 ? full_run(r, &blk, i, j) : 0;
+          j += run ? run : run_tile(r, &blk, i, j);
+        }
     else
       for (size_t j = n0, nr = 0; j < n1; j += nr)
         for (size_t i = i0; i < i0 + mc; i += row_step) nr = run_tile(r, &blk, i, j);
@@ -692,6 +714,7 @@ void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_
                   g->ep ? g->ep : &none,
                   axle_f32_gemm_ukernel(),
                   wide ? axle_f32_gemm_12x32__avx512 : NULL,
+                  wide ? axle_f32_gemm_12x32_run__avx512 : NULL,
                   pl.direct_a && !wide ? axle_f32_gemm_6x16_blocked__avx2_fma : NULL,
                   pl.prepack_a ? shared : NULL,
                   pl.prepack_b ? shared + pl.shared_a : NULL,

@@ -30,4 +30,19 @@ void axle_f32_gemm_12x32__avx512(size_t mr, size_t nr, size_t kc, const float* a
                                  uint32_t flags, const axle_f32_epilogue_t* ep, size_t row0,
                                  size_t col0);
 
+/* `count` full 12 x 32 tiles along a row of C, each as
+ * axle_f32_gemm_12x32__avx512 would run it with `flags` (no A blocked):
+ * tile t reads B from b + t * b_step and stores C at c + t * c_step,
+ * columns col0 + 32 t. For the driver's rows-outer walk, whose tiles past
+ * a row's first share their flags: one call for them instead of the
+ * driver's tile bookkeeping and the dispatch per tile. */
+typedef void (*axle_f32_gemm_wide_run_fn)(size_t count, size_t kc, const float* a, size_t a_next,
+                                          const float* b, size_t ldb, size_t b_next, size_t b_step,
+                                          float* c, size_t ldc, size_t c_step, uint32_t flags,
+                                          const axle_f32_epilogue_t* ep, size_t row0, size_t col0);
+void axle_f32_gemm_12x32_run__avx512(size_t count, size_t kc, const float* a, size_t a_next,
+                                     const float* b, size_t ldb, size_t b_next, size_t b_step,
+                                     float* c, size_t ldc, size_t c_step, uint32_t flags,
+                                     const axle_f32_epilogue_t* ep, size_t row0, size_t col0);
+
 #endif /* AXLE_KERNELS_F32_GEMM_AVX512_H_ */

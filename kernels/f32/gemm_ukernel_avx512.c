@@ -607,6 +607,20 @@ AXLE_AVX512 void axle_f32_gemm_12x32__avx512(size_t mr, size_t nr, size_t kc, co
   }
 }
 
+AXLE_AVX512 void axle_f32_gemm_12x32_run__avx512(size_t count, size_t kc, const float* a,
+                                                 size_t a_next, const float* b, size_t ldb,
+                                                 size_t b_next, size_t b_step, float* c, size_t ldc,
+                                                 size_t c_step, uint32_t flags,
+                                                 const axle_f32_epilogue_t* ep, size_t row0,
+                                                 size_t col0) {
+  const int pf_a = (flags & AXLE_F32_GEMM_PREFETCH_A) != 0;
+  const int pf_b = (flags & AXLE_F32_GEMM_PREFETCH_B) != 0;
+  const full_tile_fn full = k_full_tiles[full_tile_epi(flags, ep)][pf_a][pf_b];
+  for (size_t t = 0; t < count; ++t)
+    full(kc, a, a_next, b + t * b_step, ldb, b_next, c + t * c_step, ldc, flags, ep, row0,
+         col0 + t * 2 * NR);
+}
+
 AXLE_AVX512 void axle_f32_gemm_6x16__avx512(size_t mr, size_t nr, size_t kc, const float* a,
                                             const float* b, size_t ldb, float* c, size_t ldc,
                                             uint32_t flags, const axle_f32_epilogue_t* ep,
