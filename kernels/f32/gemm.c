@@ -398,6 +398,27 @@ typedef struct block_t {
   int share_b;       /* B streams from memory under column-outer tiles */
 } block_t;
 
+/* The rows of the tile at row i of the block. With the wide tile a last
+ * tile of 1-2 rows would be bound by the latency of its 2-4 FMA chains, a
+ * third of a full tile's time at K = 960 (Zen 5; 12 rows 2.99 us, 4 rows
+ * 1.12, 2 or 1 row 1.03): so the last 13-14 rows go as 6 + 7-8, whose
+ * chains keep the FMA pipes busy (each starts at an A panel). The 7x7
+ * pointwise layers (49 pixels on the tile rows) so run 12, 12, 12, 6, 7:
+ * MobileNetV2 at 1 thread 2.95 -> 2.92 ms (means of six alternating
+ * rounds). */
+static size_t tile_rows(const gemm_run_t* r, const block_t* k, size_t i) {
+  const size_t left = k->i0 + k->mc - i;
+  if (!r->wide) return left < MR ? left : MR;
+  if (left > 2 * MR && left <= 2 * MR + 2) return MR;
+  return left < 2 * MR ? left : 2 * MR;
+}
+
+/* How many tiles of the block are full height (tile_rows). */
+static size_t full_tiles(const gemm_run_t* r, const block_t* k) {
+  const size_t step = r->wide ? 2 * MR : MR, full = k->mc / step;
+  return r->wide && full && k->mc % step && k->mc % step <= 2 ? full - 1 : full;
+}
+
 /* Runs the tile at row i, column j of the block; returns its width. */
 static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j) {
   const axle_f32_gemm_t* g = r->g;
@@ -415,7 +436,7 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
     bq = k->bp + (j - k->n0) / NR * b_stride;
   }
   const size_t b_next = k->b_src ? NR : b_stride;
-  const size_t mr = k->i0 + k->mc - i < row_step ? k->i0 + k->mc - i : row_step;
+  const size_t mr = tile_rows(r, k, i);
   const float* aq = k->a_blocked ? k->ap + (i - k->i0) * 16 : k->ap + (i - k->i0) / MR * a_stride;
   const size_t a_next = k->a_blocked ? k->a_blocked : a_stride;
   const size_t c_rs = g->c_transposed ? 1 : g->ldc, c_cs = g->c_transposed ? g->ldc : 1;
@@ -436,9 +457,9 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
   uint32_t flags = k->flags;
   if (j == k->n0) flags |= AXLE_F32_GEMM_PREFETCH_A;
   if (k->share_b) {
-    /* Full-height tiles, or the one short tile of a block shorter than that. */
-    const size_t full = k->mc / row_step, shares = full ? full : 1, t = (i - k->i0) / row_step;
-    if (t < shares)
+    /* Full-height tiles, or the first tile of a block shorter than that. */
+    const size_t full = full_tiles(r, k), shares = full ? full : 1, t = (i - k->i0) / row_step;
+    if (t < shares && (i - k->i0) % row_step == 0)
       flags |=
           AXLE_F32_GEMM_PREFETCH_B | (shares > 1 ? AXLE_F32_GEMM_PREFETCH_SHARE(t, shares) : 0u);
   } else if (i == k->i0) {
@@ -459,7 +480,7 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
  * where run_tile must take the tile. */
 static size_t full_run(const gemm_run_t* r, const block_t* k, size_t i, size_t j) {
   const size_t count = (k->n1 - j) / (2 * NR);
-  if (!r->wide_run || k->a_blocked || count == 0 || k->i0 + k->mc - i < 2 * MR) return 0;
+  if (!r->wide_run || k->a_blocked || count == 0 || tile_rows(r, k, i) < 2 * MR) return 0;
   const axle_f32_gemm_t* g = r->g;
   const size_t a_stride = k->a_kc * MR, b_stride = k->b_kc * NR;
   const float* bq = k->b_src ? k->b_src + (j - k->n0) : k->bp + (j - k->n0) / NR * b_stride;
@@ -533,8 +554,6 @@ static void run_block(const gemm_run_t* r, uint32_t thread, size_t m0, size_t m1
   const int tail_wide = r->wide && div_up(n1 - n0, NR) % 2 == 0;
   if (b_src && tail && !tail_wide)
     axle_f32_gemm_pack_b_block(len, tail, b_src + (n1 - n0 - tail), b_rs, 1, bbuf);
-  /* The wide tile takes two A panels at a time as well. */
-  const size_t row_step = r->wide ? 2 * MR : MR;
   const int by_rows = rows_outer(len, !g->b.packed && !pl->direct_b);
   const int share_b =
       !by_rows &&
@@ -568,14 +587,14 @@ static void run_block(const gemm_run_t* r, uint32_t thread, size_t m0, size_t m1
                          a_kc, b_kc,
                          c,    share_b};
     if (by_rows)
-      for (size_t i = i0; i < i0 + mc; i += row_step)
+      for (size_t i = i0; i < i0 + mc; i += tile_rows(r, &blk, i))
         for (size_t j = n0; j < n1;) {
           const size_t run = j > n0 ? full_run(r, &blk, i, j) : 0;
           j += run ? run : run_tile(r, &blk, i, j);
         }
     else
       for (size_t j = n0, nr = 0; j < n1; j += nr)
-        for (size_t i = i0; i < i0 + mc; i += row_step) nr = run_tile(r, &blk, i, j);
+        for (size_t i = i0; i < i0 + mc; i += tile_rows(r, &blk, i)) nr = run_tile(r, &blk, i, j);
   }
 }
 
