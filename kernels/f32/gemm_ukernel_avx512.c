@@ -28,14 +28,15 @@
 enum { MR = AXLE_F32_GEMM_MR, NR = AXLE_F32_GEMM_NR };
 
 /* The full tile's epilogue, a constant in its instances: any (tested at
- * run time), or the common finish of a row-major store with no leaky slope
- * that overwrites C with bias, clamp and, in the second, a residual. Tested
+ * run time), or the common finishes of a row-major store with no leaky
+ * slope that overwrite C: bias and clamp, bias, residual and clamp, or a
+ * bias per column (a residual row, ldr = 0) and clamp. Tested
  * per tile, the flags and pointers had turned the row stores into branches
  * per row (the compiler merged the tested loops into one): with packed A,
  * bias and ReLU6, 12x32 tiles alone on Zen 5 at K = 16 219-222 -> 235-245
  * GFLOP/s, K = 24 233-241 -> 246-254; MobileNetV2's band chains' pointwise
  * expansions have such K. */
-enum { EPI_ANY = 0, EPI_BIAS = 1, EPI_BIAS_RES = 2 };
+enum { EPI_ANY = 0, EPI_BIAS = 1, EPI_BIAS_RES = 2, EPI_COL_BIAS = 3 };
 
 /* The epilogue as the stores use it, copied once per tile: C is stored
  * through the intrinsics' may-alias vector type, so fields read from *ep
@@ -313,6 +314,20 @@ AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int blk,
   }
 
   const ep_regs_t e = ep_regs(ep);
+  if (epi == EPI_COL_BIAS) {
+    /* A bias per column (a residual row added to every row: the
+     * channels-last chain's expansion), loaded once for the tile. */
+    const __m512 r0 = _mm512_loadu_ps(e.residual + col0);
+    const __m512 r1 = _mm512_loadu_ps(e.residual + col0 + NR);
+#pragma GCC unroll 12
+    for (size_t i = 0; i < R; ++i) {
+      _mm512_storeu_ps(c + i * ldc,
+                       _mm512_min_ps(e.hi, _mm512_max_ps(e.lo, _mm512_add_ps(x[i], r0))));
+      _mm512_storeu_ps(c + i * ldc + NR,
+                       _mm512_min_ps(e.hi, _mm512_max_ps(e.lo, _mm512_add_ps(y[i], r1))));
+    }
+    return;
+  }
   if (epi != EPI_ANY) {
     /* First, so that no test of the flags or pointers below comes before. */
     const float* res = epi == EPI_BIAS_RES ? e.residual + row0 * e.ldr + col0 : NULL;
@@ -341,21 +356,6 @@ AXLE_AVX512_INLINE void tile_wide(const size_t R, const int full, const int blk,
    * recomputed its addresses, ~15 instructions, ~80 cycles a tile (a K = 16
    * tile computes in ~190). Tiles alone, bias and ReLU6, with or without a
    * residual: 6-26 ns (5-9 %) less a tile at K = 2-256. */
-  if (full && !e.leaky && (flags & AXLE_F32_GEMM_FINISH) && !(flags & AXLE_F32_GEMM_ACCUMULATE) &&
-      !e.bias && e.residual && e.ldr == 0) {
-    /* A bias per column instead (a residual row added to every row: the
-     * channels-last chain's expansion), loaded once for the tile. */
-    const __m512 r0 = _mm512_loadu_ps(e.residual + col0);
-    const __m512 r1 = _mm512_loadu_ps(e.residual + col0 + NR);
-#pragma GCC unroll 12
-    for (size_t i = 0; i < R; ++i) {
-      _mm512_storeu_ps(c + i * ldc,
-                       _mm512_min_ps(e.hi, _mm512_max_ps(e.lo, _mm512_add_ps(x[i], r0))));
-      _mm512_storeu_ps(c + i * ldc + NR,
-                       _mm512_min_ps(e.hi, _mm512_max_ps(e.lo, _mm512_add_ps(y[i], r1))));
-    }
-    return;
-  }
   if (full && !e.leaky && (!(flags & AXLE_F32_GEMM_FINISH) || e.bias)) {
     /* Accumulating, or blocked A (EPI_ANY instances only). */
     const int acc = (flags & AXLE_F32_GEMM_ACCUMULATE) != 0;
@@ -399,12 +399,15 @@ typedef void (*full_tile_fn)(size_t kc, const float* a, size_t a_next, const flo
 AXLE_FULL_TILES(, EPI_ANY)
 AXLE_FULL_TILES(_bias, EPI_BIAS)
 AXLE_FULL_TILES(_bias_res, EPI_BIAS_RES)
+AXLE_FULL_TILES(_col_bias, EPI_COL_BIAS)
 /* [epilogue kind][prefetch A][prefetch B] */
-static const full_tile_fn k_full_tiles[3][2][2] = {
+static const full_tile_fn k_full_tiles[4][2][2] = {
     {{full_tile_none, full_tile_b}, {full_tile_a, full_tile_ab}},
     {{full_tile_none_bias, full_tile_b_bias}, {full_tile_a_bias, full_tile_ab_bias}},
     {{full_tile_none_bias_res, full_tile_b_bias_res},
      {full_tile_a_bias_res, full_tile_ab_bias_res}},
+    {{full_tile_none_col_bias, full_tile_b_col_bias},
+     {full_tile_a_col_bias, full_tile_ab_col_bias}},
 };
 /* A in place, blocked (no A panels to fetch ahead: the driver's blocked A
  * is a buffer just written, in cache). */
@@ -416,7 +419,8 @@ AXLE_FULL_TILE(full_tile_blk_b, 1, 0, 1, EPI_ANY)
 /* The epilogue kind of a full tile's flags and epilogue. */
 static int full_tile_epi(uint32_t flags, const axle_f32_epilogue_t* ep) {
   const uint32_t which = AXLE_F32_GEMM_FINISH | AXLE_F32_GEMM_ACCUMULATE | AXLE_F32_GEMM_STORE_T;
-  if ((flags & which) != AXLE_F32_GEMM_FINISH || !ep || !ep->bias || ep->leaky) return EPI_ANY;
+  if ((flags & which) != AXLE_F32_GEMM_FINISH || !ep || ep->leaky) return EPI_ANY;
+  if (!ep->bias) return ep->residual && !ep->ldr ? EPI_COL_BIAS : EPI_ANY;
   if (!ep->residual) return EPI_BIAS;
   return ep->ldr ? EPI_BIAS_RES : EPI_ANY;
 }
