@@ -385,10 +385,10 @@ AXLE_AVX512 static AXLE_INLINE void slide_rows(const dw_plane_t* d, const dw_tap
                                                const __mmask16 in[5], int64_t groups,
                                                const float* res, int64_t w, float* y) {
   __m512 p[4], c[4], n[4];
-#define AXLE_GROUP(t, g, m)                                          \
-  (full && (m) == 0xFFFF                                             \
-       ? _mm512_loadu_ps((const float*)(row[t] + (uintptr_t)(g)*64)) \
-       : _mm512_maskz_loadu_ps(in[t] & (m), (const float*)(row[t] + (uintptr_t)(g)*64)))
+#define AXLE_GROUP(t, g, m)                                                                \
+  (full && (m) == 0xFFFF ? _mm512_loadu_ps((const float*)(row[t] + (uintptr_t)(g)*64))     \
+                         : _mm512_maskz_loadu_ps((full ? (__mmask16)0xFFFF : in[t]) & (m), \
+                                                 (const float*)(row[t] + (uintptr_t)(g)*64)))
   if (groups == 1) {
     for (int t = 0; t < R + 2; ++t) {
       p[t] = n[t] = _mm512_setzero_ps();
@@ -481,9 +481,15 @@ static int slides(const axle_f32_conv_params_t* p) {
  * the two 16-float groups at 32 g, the right taps their odd columns, and
  * the left taps those odd columns one lane on, the last of the group
  * before (valignd) coming in at lane 0. Two output rows share their middle
- * input row's loads and shuffles. */
+ * input row's loads and shuffles. whole: no column past the row's end;
+ * rows_in: every input row inside the plane, so that a group reaching past
+ * the row's end masks its loads by the columns alone. The row masks, read
+ * per load, had made such groups the slowest part of these planes (Zen 5,
+ * per 16 outputs: 144 planes 56 -> 28, half of whose groups reach past the
+ * end, 4.96-5.07 -> 4.20-4.25 ns; 28 -> 14 7.05-7.09 -> 5.60-5.82; 112 ->
+ * 56 3.54-3.78 -> 3.32-3.36). The stride-1 slide's last group likewise. */
 AXLE_AVX512 static AXLE_INLINE void slide2_group(const dw_plane_t* d, const dw_taps_t* k,
-                                                 const int R, int whole, int plain,
+                                                 const int R, int whole, int rows_in, int plain,
                                                  const uintptr_t row[5], const __mmask16 in[5],
                                                  __m512 prev[5], int64_t g, __mmask16 sm,
                                                  const __mmask16 cols[2], const float* res,
@@ -496,8 +502,9 @@ AXLE_AVX512 static AXLE_INLINE void slide2_group(const dw_plane_t* d, const dw_t
       lo = _mm512_loadu_ps(at);
       hi = _mm512_loadu_ps(at + 16);
     } else {
-      lo = _mm512_maskz_loadu_ps(in[t] & cols[0], at);
-      hi = _mm512_maskz_loadu_ps(in[t] & cols[1], at + 16);
+      const __mmask16 rm = rows_in ? (__mmask16)0xFFFF : in[t];
+      lo = _mm512_maskz_loadu_ps(rm & cols[0], at);
+      hi = _mm512_maskz_loadu_ps(rm & cols[1], at + 16);
     }
     const __m512 mid = even_of(lo, hi), right = odd_of(lo, hi);
     const __m512 left = _mm512_castsi512_ps(
@@ -538,8 +545,8 @@ AXLE_AVX512 static AXLE_INLINE void slide2_rows(const dw_plane_t* d, const dw_ta
   const __mmask16 all[2] = {0xFFFF, 0xFFFF};
   int64_t g = 0;
   for (; g + 1 < groups; ++g)
-    slide2_group(d, k, R, full, plain, row, in, prev, g, 0xFFFF, all, res, ow, y);
-  slide2_group(d, k, R, 0, plain, row, in, prev, g, d->tail, last, res, ow, y);
+    slide2_group(d, k, R, full, full, plain, row, in, prev, g, 0xFFFF, all, res, ow, y);
+  slide2_group(d, k, R, 0, full, plain, row, in, prev, g, d->tail, last, res, ow, y);
 }
 
 /* Stride 2 with left padding 1 and an output of (iw + 1) / 2 columns
