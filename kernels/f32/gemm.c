@@ -220,7 +220,11 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* p
    * smaller one is the one to repeat. The CPU plugin's pool hands each
    * thread a contiguous run of tasks (cpu_threadpool.h), so the counts are
    * multiples of the threads, which gives every thread an equal share
-   * (chunk_start balances chunks to a panel): a 112x112 map's 13 chunks of
+   * (chunk_start balances chunks to a pair of panels, the wide tile's
+   * width: 3136 columns in 4 chunks of 49 panels had ended each in a
+   * half-width tile; 1 thread, Zen 5: 64 x 3136 x 64 236 -> 240 GFLOP/s,
+   * 144 x 3136 x 24 217 -> 223, ResNet-50 31.5 -> 31.0 ms, means of four
+   * alternating rounds): a 112x112 map's 13 chunks of
    * 1024 columns had left one thread a chunk more (14: MobileNetV2's first
    * layers 5-6 % faster on 2 threads). Column chunks come two per thread at
    * least, so a thread slowed by another process leaves the other one to
@@ -238,7 +242,8 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* p
     else
       n_chunks = round_up(max_size(n_chunks, 2 * (size_t)threads), threads);
   }
-  if (n_chunks > pl->n_panels) n_chunks = pl->n_panels;
+  const size_t pairs = div_up(pl->n_panels, 2);
+  if (n_chunks > pairs) n_chunks = pairs;
   pl->n_chunks = n_chunks ? n_chunks : 1;
   pl->m_chunks = m_chunks ? m_chunks : 1;
   pl->direct_b = b_direct(g);
@@ -248,7 +253,7 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* p
     pl->partial_floats = round_up(stored_rows(g) * g->ldc, GEMM_ALIGN_FLOATS);
     pl->shared_parts = (pl->k_parts - 1) * pl->partial_floats;
   }
-  pl->chunk_cols = div_up(pl->n_panels, pl->n_chunks) * NR;
+  pl->chunk_cols = div_up(pairs, pl->n_chunks) * 2 * NR;
   /* alpha would need a packing pass to apply. Where a blocked A is not
    * read in place, each block packs its own rows: the scratch then does not
    * depend on the ISA level (it may be sized under another). */
@@ -603,8 +608,9 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
   const axle_f32_gemm_t* g = r->g;
   const gemm_plan_t* pl = r->pl;
   const size_t nci = task % pl->n_chunks, mci = task / pl->n_chunks;
-  const size_t n0 = chunk_start(nci, pl->n_chunks, pl->n_panels) * NR;
-  size_t n1 = chunk_start(nci + 1, pl->n_chunks, pl->n_panels) * NR;
+  const size_t pairs = div_up(pl->n_panels, 2);
+  const size_t n0 = chunk_start(nci, pl->n_chunks, pairs) * 2 * NR;
+  size_t n1 = chunk_start(nci + 1, pl->n_chunks, pairs) * 2 * NR;
   if (n1 > g->n) n1 = g->n;
   const size_t m0 = chunk_start(mci, pl->m_chunks, pl->m_panels) * MR;
   size_t m1 = chunk_start(mci + 1, pl->m_chunks, pl->m_panels) * MR;
