@@ -607,8 +607,8 @@ typedef struct axle_f32_conv_chain_t {
 /* Fixes c's band: `band` output rows (clamped to the image), or with band
  * < 1 the default: the most rows whose two buffers fit in half of
  * axle_kernels_l2_bytes(), a multiple of 4 (the depthwise kernels' row
- * group) from 4 on; a channels-last chain takes the whole image (band is
- * ignored). Call once after setting the plans, packed weights and
+ * group) from 4 on, and where that is 4-7 rows, 8 if they fit in 90 % of
+ * it; a channels-last chain takes the whole image (band is ignored). Call once after setting the plans, packed weights and
  * channels_last, before asking the scratch size. */
 void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band);
 
