@@ -385,6 +385,8 @@ AXLE_AVX512 static AXLE_INLINE void slide_rows(const dw_plane_t* d, const dw_tap
                                                const __mmask16 in[5], int64_t groups,
                                                const float* res, int64_t w, float* y) {
   __m512 p[4], c[4], n[4];
+  /* A group past the row's end masks its loads by the columns alone where
+   * every row is inside (full), as slide2_group's last one does. */
 #define AXLE_GROUP(t, g, m)                                                                \
   (full && (m) == 0xFFFF ? _mm512_loadu_ps((const float*)(row[t] + (uintptr_t)(g)*64))     \
                          : _mm512_maskz_loadu_ps((full ? (__mmask16)0xFFFF : in[t]) & (m), \
@@ -487,7 +489,7 @@ static int slides(const axle_f32_conv_params_t* p) {
  * per load, had made such groups the slowest part of these planes (Zen 5,
  * per 16 outputs: 144 planes 56 -> 28, half of whose groups reach past the
  * end, 4.96-5.07 -> 4.20-4.25 ns; 28 -> 14 7.05-7.09 -> 5.60-5.82; 112 ->
- * 56 3.54-3.78 -> 3.32-3.36). The stride-1 slide's last group likewise. */
+ * 56 3.54-3.78 -> 3.32-3.36). */
 AXLE_AVX512 static AXLE_INLINE void slide2_group(const dw_plane_t* d, const dw_taps_t* k,
                                                  const int R, int whole, int rows_in, int plain,
                                                  const uintptr_t row[5], const __mmask16 in[5],

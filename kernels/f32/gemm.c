@@ -424,45 +424,56 @@ static size_t full_tiles(const gemm_run_t* r, const block_t* k) {
   return r->wide && full && k->mc % step && k->mc % step <= 2 ? full - 1 : full;
 }
 
-/* Runs the tile at row i, column j of the block; returns its width. */
-static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j) {
+/* Where the tile at row i, column j of the block (nr columns) reads and
+ * writes: A and B panels with their strides, and C. */
+typedef struct tile_at_t {
+  const float *a, *b;
+  size_t a_next, ldb, b_next;
+  float* c;
+  size_t c_cs; /* C's stride between columns as stored */
+} tile_at_t;
+
+static tile_at_t tile_at(const gemm_run_t* r, const block_t* k, size_t i, size_t j, size_t nr) {
   const axle_f32_gemm_t* g = r->g;
-  const size_t row_step = r->wide ? 2 * MR : MR;
   const size_t a_stride = k->a_kc * MR, b_stride = k->b_kc * NR;
-  const size_t left = k->n1 - j;
-  const size_t width = r->wide && left > NR ? 2 * NR : NR;
-  const size_t nr = left < width ? left : width;
-  const float* bq;
-  size_t ldb = NR;
+  const size_t c_rs = g->c_transposed ? 1 : g->ldc;
+  tile_at_t t;
+  t.a = k->a_blocked ? k->ap + (i - k->i0) * 16 : k->ap + (i - k->i0) / MR * a_stride;
+  t.a_next = k->a_blocked ? k->a_blocked : a_stride;
   if (k->b_src) {
-    bq = nr >= NR ? k->b_src + (j - k->n0) : k->bbuf;
-    if (nr >= NR) ldb = k->b_rs;
+    t.b = nr >= NR ? k->b_src + (j - k->n0) : k->bbuf;
+    t.ldb = nr >= NR ? k->b_rs : NR;
+    t.b_next = NR;
   } else {
-    bq = k->bp + (j - k->n0) / NR * b_stride;
+    t.b = k->bp + (j - k->n0) / NR * b_stride;
+    t.ldb = NR;
+    t.b_next = b_stride;
   }
-  const size_t b_next = k->b_src ? NR : b_stride;
-  const size_t mr = tile_rows(r, k, i);
-  const float* aq = k->a_blocked ? k->ap + (i - k->i0) * 16 : k->ap + (i - k->i0) / MR * a_stride;
-  const size_t a_next = k->a_blocked ? k->a_blocked : a_stride;
-  const size_t c_rs = g->c_transposed ? 1 : g->ldc, c_cs = g->c_transposed ? g->ldc : 1;
-  float* cq = k->c + i * c_rs + j * c_cs;
-  /* Whichever order the tiles run in, the block's first column of tiles
-   * reads each A panel first and its first row of tiles each B panel: they
-   * fetch the next ones ahead; the other tiles find them in cache. Except
-   * for pre-packed B panels in a column-outer order, which stream from
-   * memory while the whole column of tiles reads them: there the column's
-   * full-height tiles share the fetch of the next panels, so it runs at
-   * the pace of the column, not of its first tile (ResNet-50's 7x7
-   * pointwise layers alone, 1 thread, weights streamed from memory:
-   * 770-930 -> 680-780 us; the 3x3 stride-2 one at 7x7: 2.04-2.13 ->
-   * 1.75-1.77 ms), and for a B read in place that is too large to have
-   * stayed in L2 (ResNet-50's 256 -> 64 at 56x56 in the network 735-865 ->
-   * 685-747 us; smaller ones lost up to 6 % alone and MobileNetV2 1 % at 2
-   * threads). A short last tile, done quickly, takes no share. */
+  t.c_cs = g->c_transposed ? g->ldc : 1;
+  t.c = k->c + i * c_rs + j * t.c_cs;
+  return t;
+}
+
+/* The flags of the tile at row i, column j of the block. Whichever order
+ * the tiles run in, the block's first column of tiles reads each A panel
+ * first and its first row of tiles each B panel: they fetch the next ones
+ * ahead; the other tiles find them in cache. Except for pre-packed B
+ * panels in a column-outer order, which stream from memory while the whole
+ * column of tiles reads them: there the column's full-height tiles share
+ * the fetch of the next panels, so it runs at the pace of the column, not
+ * of its first tile (ResNet-50's 7x7 pointwise layers alone, 1 thread,
+ * weights streamed from memory: 770-930 -> 680-780 us; the 3x3 stride-2
+ * one at 7x7: 2.04-2.13 -> 1.75-1.77 ms), and for a B read in place that is
+ * too large to have stayed in L2 (ResNet-50's 256 -> 64 at 56x56 in the
+ * network 735-865 -> 685-747 us; smaller ones lost up to 6 % alone and
+ * MobileNetV2 1 % at 2 threads). A short last tile, done quickly, takes no
+ * share. */
+static uint32_t tile_flags(const gemm_run_t* r, const block_t* k, size_t i, size_t j) {
   uint32_t flags = k->flags;
   if (j == k->n0) flags |= AXLE_F32_GEMM_PREFETCH_A;
   if (k->share_b) {
     /* Full-height tiles, or the first tile of a block shorter than that. */
+    const size_t row_step = r->wide ? 2 * MR : MR;
     const size_t full = full_tiles(r, k), shares = full ? full : 1, t = (i - k->i0) / row_step;
     if (t < shares && (i - k->i0) % row_step == 0)
       flags |=
@@ -470,12 +481,24 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
   } else if (i == k->i0) {
     flags |= AXLE_F32_GEMM_PREFETCH_B;
   }
+  return flags;
+}
+
+/* Runs the tile at row i, column j of the block; returns its width. */
+static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j) {
+  const axle_f32_gemm_t* g = r->g;
+  const size_t left = k->n1 - j;
+  const size_t width = r->wide && left > NR ? 2 * NR : NR;
+  const size_t nr = left < width ? left : width;
+  const size_t mr = tile_rows(r, k, i);
+  const tile_at_t t = tile_at(r, k, i, j, nr);
+  const uint32_t flags = tile_flags(r, k, i, j);
   if (nr > NR || mr > MR)
-    r->wide(mr, nr, k->kc, aq, a_next, bq, ldb, b_next, cq, g->ldc, flags, r->ep, i, j);
+    r->wide(mr, nr, k->kc, t.a, t.a_next, t.b, t.ldb, t.b_next, t.c, g->ldc, flags, r->ep, i, j);
   else if (k->a_blocked) /* without a wide tile (a_direct: all wide there) */
-    r->blocked(mr, k->kc, aq, a_next, bq, ldb, cq, g->ldc, flags, r->ep, i, j);
+    r->blocked(mr, k->kc, t.a, t.a_next, t.b, t.ldb, t.c, g->ldc, flags, r->ep, i, j);
   else
-    r->ukernel(mr, nr, k->kc, aq, bq, ldb, cq, g->ldc, flags, r->ep, i, j);
+    r->ukernel(mr, nr, k->kc, t.a, t.b, t.ldb, t.c, g->ldc, flags, r->ep, i, j);
   return nr;
 }
 
@@ -486,14 +509,9 @@ static size_t run_tile(const gemm_run_t* r, const block_t* k, size_t i, size_t j
 static size_t full_run(const gemm_run_t* r, const block_t* k, size_t i, size_t j) {
   const size_t count = (k->n1 - j) / (2 * NR);
   if (!r->wide_run || k->a_blocked || count == 0 || tile_rows(r, k, i) < 2 * MR) return 0;
-  const axle_f32_gemm_t* g = r->g;
-  const size_t a_stride = k->a_kc * MR, b_stride = k->b_kc * NR;
-  const float* bq = k->b_src ? k->b_src + (j - k->n0) : k->bp + (j - k->n0) / NR * b_stride;
-  const size_t ldb = k->b_src ? k->b_rs : NR, b_next = k->b_src ? NR : b_stride;
-  const size_t c_rs = g->c_transposed ? 1 : g->ldc, c_cs = g->c_transposed ? g->ldc : 1;
-  const uint32_t flags = k->flags | (i == k->i0 ? AXLE_F32_GEMM_PREFETCH_B : 0u);
-  r->wide_run(count, k->kc, k->ap + (i - k->i0) / MR * a_stride, a_stride, bq, ldb, b_next,
-              2 * b_next, k->c + i * c_rs + j * c_cs, g->ldc, 2 * NR * c_cs, flags, r->ep, i, j);
+  const tile_at_t t = tile_at(r, k, i, j, 2 * NR);
+  r->wide_run(count, k->kc, t.a, t.a_next, t.b, t.ldb, t.b_next, 2 * t.b_next, t.c, r->g->ldc,
+              2 * NR * t.c_cs, tile_flags(r, k, i, j), r->ep, i, j);
   return count * 2 * NR;
 }
 

@@ -425,6 +425,13 @@ static int full_tile_epi(uint32_t flags, const axle_f32_epilogue_t* ep) {
   return ep->ldr ? EPI_BIAS_RES : EPI_ANY;
 }
 
+/* The full-tile instance for these flags and epilogue. */
+static full_tile_fn full_tile_for(uint32_t flags, const axle_f32_epilogue_t* ep) {
+  const int pf_a = (flags & AXLE_F32_GEMM_PREFETCH_A) != 0;
+  const int pf_b = (flags & AXLE_F32_GEMM_PREFETCH_B) != 0;
+  return k_full_tiles[full_tile_epi(flags, ep)][pf_a][pf_b];
+}
+
 /* Tiles short of 12 x 32 over two B panels (R rows, nr = NR + 1..2 NR),
  * A packed (BLK 0) or blocked in place (1): a function each, so that the
  * blocked loops cannot change the packed ones' register allocation. */
@@ -591,10 +598,7 @@ AXLE_AVX512 void axle_f32_gemm_12x32__avx512(size_t mr, size_t nr, size_t kc, co
       part_tile_blk(mr, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0);
   } else if (mr == 2 * MR && nr == 2 * NR) {
     /* The full tile, most of any GEMM, without the tests in its K loop. */
-    const int pf_a = (flags & AXLE_F32_GEMM_PREFETCH_A) != 0;
-    const int pf_b = (flags & AXLE_F32_GEMM_PREFETCH_B) != 0;
-    k_full_tiles[full_tile_epi(flags, ep)][pf_a][pf_b](kc, a, a_next, b, ldb, b_next, c, ldc, flags,
-                                                       ep, row0, col0);
+    full_tile_for(flags, ep)(kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0);
   } else if (nr > NR + NARROW_MAX) {
     part_tile(mr, nr, kc, a, a_next, b, ldb, b_next, c, ldc, flags, ep, row0, col0);
   } else if (nr > NR) {
@@ -617,9 +621,7 @@ AXLE_AVX512 void axle_f32_gemm_12x32_run__avx512(size_t count, size_t kc, const 
                                                  size_t c_step, uint32_t flags,
                                                  const axle_f32_epilogue_t* ep, size_t row0,
                                                  size_t col0) {
-  const int pf_a = (flags & AXLE_F32_GEMM_PREFETCH_A) != 0;
-  const int pf_b = (flags & AXLE_F32_GEMM_PREFETCH_B) != 0;
-  const full_tile_fn full = k_full_tiles[full_tile_epi(flags, ep)][pf_a][pf_b];
+  const full_tile_fn full = full_tile_for(flags, ep);
   for (size_t t = 0; t < count; ++t)
     full(kc, a, a_next, b + t * b_step, ldb, b_next, c + t * c_step, ldc, flags, ep, row0,
          col0 + t * 2 * NR);
