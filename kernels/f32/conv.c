@@ -242,6 +242,35 @@ size_t axle_f32_conv_scratch_size(const axle_f32_conv_plan_t* plan, uint32_t thr
   return axle_f32_gemm_scratch_size(&g, threads);
 }
 
+/* Whether plan runs as the direct 3x3 stride-2 kernel (see
+ * axle_f32_conv3x3s2_supports). */
+static int direct_3x3s2(const axle_f32_conv_plan_t* plan, const axle_f32_epilogue_t* ep) {
+  return axle_kernels_isa() >= AXLE_ISA_AVX512 && axle_f32_conv3x3s2_supports(plan, ep);
+}
+
+typedef struct direct_run_t {
+  const axle_f32_conv_plan_t* plan;
+  const float* x;
+  const float* packed;
+  const axle_f32_epilogue_t* ep;
+  float* y;
+  int64_t parts; /* row ranges per image */
+} direct_run_t;
+
+/* Row range t % parts of image t / parts. */
+static void direct_task(void* arg, size_t t, uint32_t thread) {
+  (void)thread;
+  const direct_run_t* r = arg;
+  const axle_f32_conv_params_t* p = &r->plan->p;
+  const int64_t n = (int64_t)t / r->parts, part = (int64_t)t % r->parts, oh = p->out[1];
+  const int64_t r0 = part * oh / r->parts, r1 = (part + 1) * oh / r->parts;
+  const size_t in_image = (size_t)(p->in_channels * p->in[1] * p->in[2]);
+  const size_t out_plane = r->plan->n;
+  axle_f32_conv3x3s2_rows_8x32__avx512(
+      r->plan, r->x + (size_t)n * in_image, r->packed, r->ep, r0, r1,
+      r->y + (size_t)n * (size_t)p->out_channels * out_plane + (size_t)(r0 * p->out[2]), out_plane);
+}
+
 void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float* packed,
                    const axle_f32_epilogue_t* ep, float* y, void* scratch,
                    const axle_parallel_t* par) {
@@ -274,6 +303,14 @@ void axle_f32_conv(const axle_f32_conv_plan_t* plan, const float* x, const float
       axle_f32_conv_winograd__avx512(p, x, packed, ep, y, scratch, par);
     else
       axle_f32_conv_winograd__avx2_fma(p, x, packed, ep, y, scratch, par);
+    return;
+  }
+  if (direct_3x3s2(plan, ep)) {
+    /* Contiguous row ranges, a few per thread (rows at the edges cost less). */
+    const uint32_t threads = axle_parallel_threads(par);
+    direct_run_t r = {plan, x, packed, ep, y, threads > 1 ? (int64_t)threads * 4 : 1};
+    if (r.parts > p->out[1]) r.parts = p->out[1];
+    axle_parallel_run(par, (size_t)(p->batch * r.parts), direct_task, &r);
     return;
   }
   const size_t in_vol = (size_t)volume(p->in), out_vol = plan->n;
@@ -334,6 +371,10 @@ void axle_f32_conv_rows(const axle_f32_conv_plan_t* plan, const float* x, const 
                         const axle_f32_epilogue_t* ep, int64_t r0, int64_t r1, float* y,
                         size_t y_stride, void* scratch) {
   if (r1 <= r0) return;
+  if (direct_3x3s2(plan, ep)) {
+    axle_f32_conv3x3s2_rows_8x32__avx512(plan, x, packed, ep, r0, r1, y, y_stride);
+    return;
+  }
   axle_f32_gemm_t g;
   im2col_ctx_t ctx = {&plan->p, NULL, im2col_kernel(), 0};
   rows_gemm(plan, x, packed, r0, r1, y, y_stride, &ctx, &g);

@@ -450,6 +450,22 @@ void axle_f32_conv_rows(const axle_f32_conv_plan_t* plan, const float* x, const 
                         const axle_f32_epilogue_t* ep, int64_t r0, int64_t r1, float* y,
                         size_t y_stride, void* scratch);
 
+/* Direct 3x3 stride-2 convolution of at most 4 input channels with AVX-512
+ * (conv3x3s2_avx512.c; the stems of MobileNet-style networks), instead of
+ * im2col and the GEMM: output rows [r0, r1) of one image, as
+ * axle_f32_conv_rows computes them (same operands, the plan's packed
+ * weights), tiles of 16 channels x 16 pixels of a row, the epilogue's
+ * bias, clamp and leaky (no residual). Supported: an IM2COL plan, not
+ * transposed, of one group and one K block, left padding 0-2, any top
+ * padding. axle_f32_conv and axle_f32_conv_rows take it where supported
+ * while dispatch is at AXLE_ISA_AVX512; their im2col GEMM (and
+ * axle_f32_conv_direct_scalar) is its reference. Runs on the calling
+ * thread; stack only. */
+int axle_f32_conv3x3s2_supports(const axle_f32_conv_plan_t* plan, const axle_f32_epilogue_t* ep);
+void axle_f32_conv3x3s2_rows_8x32__avx512(const axle_f32_conv_plan_t* plan, const float* x,
+                                          const float* packed, const axle_f32_epilogue_t* ep,
+                                          int64_t r0, int64_t r1, float* y, size_t y_stride);
+
 /* Winograd pieces behind AXLE_F32_CONV_WINOGRAD (AVX2 and up; the reference
  * is axle_f32_conv_direct_scalar). tile: 2 for F(2x2, 3x3), 4 for F(4x4,
  * 3x3). For either, the AVX2 and AVX-512 variants take the same packed
