@@ -70,31 +70,29 @@ typedef struct tile_masks_t {
   int inside;      /* every vector load whole: plain loads */
 } tile_masks_t;
 
-/* One tile: output channels [c0, c0 + rows) (block w, b), pixels ox0 ..
- * ox0 + 16 NV - 1 of output row oy; its row of channel c goes to y + c *
- * y_stride. Each broadcast weight feeds NV FMAs: with one per FMA (16
- * channels x 16 pixels) the broadcasts bound the tile at ~0.7 of the FMA
- * rate (Zen 5). */
-AXLE_AVX512 static AXLE_INLINE void tile(const int NV, const axle_f32_conv_params_t* p,
-                                         const float* x, const float w[K_MAX][BLOCK],
-                                         const float b[BLOCK], const axle_f32_epilogue_t* ep,
-                                         int64_t oy, int64_t ox0, const tile_masks_t* m,
-                                         size_t rows, float* y, size_t y_stride) {
+/* The operand of the tiles at pixels ox0 .. ox0 + 16 NV - 1 of output row
+ * oy: for k = (input channel, kernel row, kernel column), NV vectors of the
+ * inputs under those pixels (zeros for a row outside the plane), built
+ * once for all the row's channel blocks. Output j reads columns s + 2j,
+ * s + 2j + 1 and s + 2j + 2: the even columns of two loads, the odd ones,
+ * and the even ones a lane on. */
+AXLE_AVX512 static AXLE_INLINE void build_taps(const int NV, const axle_f32_conv_params_t* p,
+                                               const float* x, int64_t oy, int64_t ox0,
+                                               const tile_masks_t* m, __m512 taps[K_MAX][2]) {
   const int64_t h = p->in[1], wd = p->in[2], s = 2 * ox0 - p->pad[2];
   const float zero[1] = {0.0f};
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  __m512 acc[BLOCK][2];
-#pragma GCC unroll 8
-  for (int i = 0; i < BLOCK; ++i)
-    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_set1_ps(b[i]);
   for (int64_t c = 0; c < p->in_channels; ++c) {
     for (int64_t ky = 0; ky < 3; ++ky) {
+      __m512(*t)[2] = taps + (c * 3 + ky) * 3;
       const int64_t iy = 2 * oy - p->pad[1] + ky;
-      if (iy < 0 || iy >= h) continue;
+      if (iy < 0 || iy >= h) {
+        for (int kx = 0; kx < 3; ++kx)
+          for (int v = 0; v < NV; ++v) t[kx][v] = _mm512_setzero_ps();
+        continue;
+      }
       const float* row = x + (c * h + iy) * wd;
-      /* Output j reads columns s + 2j, s + 2j + 1, s + 2j + 2. */
-      __m512 t0[2], t1[2], t2[2];
       for (int v = 0; v < NV; ++v) {
         __m512 lo, hi;
         if (m->inside) {
@@ -104,26 +102,38 @@ AXLE_AVX512 static AXLE_INLINE void tile(const int NV, const axle_f32_conv_param
           lo = _mm512_maskz_loadu_ps(m->ld[2 * v], at(row, s + 32 * v));
           hi = _mm512_maskz_loadu_ps(m->ld[2 * v + 1], at(row, s + 32 * v + 16));
         }
-        t0[v] = _mm512_permutex2var_ps(lo, even, hi);
-        t1[v] = _mm512_permutex2var_ps(lo, odd, hi);
+        t[0][v] = _mm512_permutex2var_ps(lo, even, hi);
+        t[1][v] = _mm512_permutex2var_ps(lo, odd, hi);
       }
       /* Only lane 0 of the column after: one float, not a masked vector
        * load (at the network's input those were several times slower). */
       const __m512 after = _mm512_castps128_ps512(_mm_load_ss(m->last ? row + s + 32 * NV : zero));
       for (int v = 0; v < NV; ++v)
-        t2[v] = _mm512_castsi512_ps(_mm512_alignr_epi32(
-            _mm512_castps_si512(v + 1 < NV ? t0[v + 1] : after), _mm512_castps_si512(t0[v]), 1));
-      const float(*wk)[BLOCK] = w + (c * 3 + ky) * 3;
+        t[2][v] = _mm512_castsi512_ps(
+            _mm512_alignr_epi32(_mm512_castps_si512(v + 1 < NV ? t[0][v + 1] : after),
+                                _mm512_castps_si512(t[0][v]), 1));
+    }
+  }
+}
+
+/* One tile: output channels [c0, c0 + rows) (block w, b) at the pixels of
+ * taps (16 NV); its row of channel c goes to y + c * y_stride. Each
+ * broadcast weight feeds NV FMAs: with one per FMA (16 channels x 16
+ * pixels) the broadcasts bound the tile at ~0.7 of the FMA rate (Zen 5);
+ * and the operand is built once per row group, not per channel block. */
+AXLE_AVX512 static AXLE_INLINE void tile(const int NV, size_t k, const __m512 taps[K_MAX][2],
+                                         const float w[K_MAX][BLOCK], const float b[BLOCK],
+                                         const axle_f32_epilogue_t* ep, const tile_masks_t* m,
+                                         size_t rows, float* y, size_t y_stride) {
+  __m512 acc[BLOCK][2];
 #pragma GCC unroll 8
-      for (int i = 0; i < BLOCK; ++i) {
-        const __m512 w0 = _mm512_set1_ps(wk[0][i]), w1 = _mm512_set1_ps(wk[1][i]),
-                     w2 = _mm512_set1_ps(wk[2][i]);
-        for (int v = 0; v < NV; ++v) {
-          acc[i][v] = _mm512_fmadd_ps(w0, t0[v], acc[i][v]);
-          acc[i][v] = _mm512_fmadd_ps(w1, t1[v], acc[i][v]);
-          acc[i][v] = _mm512_fmadd_ps(w2, t2[v], acc[i][v]);
-        }
-      }
+  for (int i = 0; i < BLOCK; ++i)
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_set1_ps(b[i]);
+  for (size_t t = 0; t < k; ++t) {
+#pragma GCC unroll 8
+    for (int i = 0; i < BLOCK; ++i) {
+      const __m512 wi = _mm512_set1_ps(w[t][i]);
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(wi, taps[t][v], acc[i][v]);
     }
   }
   const __m512 lo = _mm512_set1_ps(ep->min), hi = _mm512_set1_ps(ep->max);
@@ -175,6 +185,7 @@ AXLE_AVX512 void axle_f32_conv3x3s2_rows_8x32__avx512(const axle_f32_conv_plan_t
     ep = &none;
   }
   float w[BLOCKS][K_MAX][BLOCK], b[BLOCKS][BLOCK];
+  __m512 taps[K_MAX][2];
   /* Up to BLOCKS channel blocks at a time, their weights in L1 with the
    * input rows a band reads. */
   for (size_t c0 = 0; c0 < plan->m; c0 += BLOCKS * BLOCK) {
@@ -195,14 +206,18 @@ AXLE_AVX512 void axle_f32_conv3x3s2_rows_8x32__avx512(const axle_f32_conv_plan_t
         m.last = s + 32 * nv >= 0 && s + 32 * nv < wd;
         m.inside = s >= 0 && s + 32 * nv <= wd;
         prefetch_rows(p, x, oy + PREFETCH_ROWS, ox0);
+        if (nv == 2)
+          build_taps(2, p, x, oy, ox0, &m, taps);
+        else
+          build_taps(1, p, x, oy, ox0, &m, taps);
         for (size_t j = 0; j < blocks; ++j) {
           const size_t first = c0 + j * BLOCK;
           const size_t rows = plan->m - first < BLOCK ? plan->m - first : BLOCK;
           float* yt = yr + first * y_stride + ox0;
           if (nv == 2)
-            tile(2, p, x, w[j], b[j], ep, oy, ox0, &m, rows, yt, y_stride);
+            tile(2, plan->k, taps, w[j], b[j], ep, &m, rows, yt, y_stride);
           else
-            tile(1, p, x, w[j], b[j], ep, oy, ox0, &m, rows, yt, y_stride);
+            tile(1, plan->k, taps, w[j], b[j], ep, &m, rows, yt, y_stride);
         }
       }
     }
