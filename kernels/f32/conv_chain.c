@@ -71,7 +71,16 @@ typedef struct chain_geom_t {
   size_t e_bytes, d_bytes, gemm_bytes, per_thread;
 } chain_geom_t;
 
-static void chain_geom(const axle_f32_conv_chain_t* c, chain_geom_t* g) {
+/* The band of a run whose output rows go to `ranges` threads: each
+ * thread's range in one band where range_band allows it, else c->band. */
+static int64_t run_band(const axle_f32_conv_chain_t* c, int64_t ranges) {
+  const int64_t ho = c->dw->p.out[1];
+  if (ranges < 2) return c->band;
+  const int64_t rows = (ho + ranges - 1) / ranges;
+  return rows > c->band && rows <= c->range_band ? rows : c->band;
+}
+
+static void chain_geom(const axle_f32_conv_chain_t* c, int64_t ranges, chain_geom_t* g) {
   const axle_f32_conv_params_t* d = &c->dw->p;
   memset(g, 0, sizeof *g);
   g->cin = c->expand->p.in_channels;
@@ -84,7 +93,7 @@ static void chain_geom(const axle_f32_conv_chain_t* c, chain_geom_t* g) {
   g->wo = d->out[2];
   g->s = d->stride[1];
   g->pt = d->pad[1];
-  g->band = c->band;
+  g->band = run_band(c, ranges);
   g->cap = (g->band - 1) * g->s + 3;
   g->e_stride = align16((size_t)(g->cap * g->w));
   g->d_stride = align16((size_t)(g->band * g->wo));
@@ -94,17 +103,18 @@ static void chain_geom(const axle_f32_conv_chain_t* c, chain_geom_t* g) {
   g->per_thread = align64(g->e_bytes) + align64(g->d_bytes) + align64(g->gemm_bytes);
 }
 
+/* Whether the two buffers of bands of b output rows fit in budget bytes. */
+static int band_fits(const axle_f32_conv_params_t* d, int64_t b, size_t budget) {
+  const int64_t cap = (b - 1) * d->stride[1] + 3;
+  return sizeof(float) * (size_t)(d->out_channels * (cap * d->in[2] + b * d->out[2])) <= budget;
+}
+
 /* The most output rows, up to `most`, whose two buffers fit in `budget`
  * bytes, a multiple of 4 (the depthwise kernels' row group) from 4 on, so
  * no partial group of rows falls mid-image. */
 static int64_t band_within(const axle_f32_conv_params_t* d, size_t budget, int64_t most) {
-  const int64_t ce = d->out_channels, w = d->in[2], wo = d->out[2];
   int64_t band = 1;
-  for (int64_t b = 2; b <= most; ++b) {
-    const int64_t cap = (b - 1) * d->stride[1] + 3;
-    if (sizeof(float) * (size_t)(ce * (cap * w + b * wo)) > budget) break;
-    band = b;
-  }
+  for (int64_t b = 2; b <= most && band_fits(d, b, budget); ++b) band = b;
   return band > 4 ? band - band % 4 : band;
 }
 
@@ -140,11 +150,22 @@ void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band) {
     c->gemm_bytes = cl_gemm_bytes(c);
     return;
   }
-  if (band < 1) band = band_for(c->dw);
+  const int default_band = band < 1;
+  if (default_band) band = band_for(c->dw);
   c->band = band > ho ? ho : band;
+  /* On several threads a range is at most half the rows. With bands of 8
+   * (half the L2) MobileNetV2's 28x28 blocks ran 8 + 6 rows a thread at 2
+   * threads, their expansions over 9-10 rows of 28 pixels (partial column
+   * tiles) and computed twice at the band's edge; in one band of 14 (645
+   * KB) the model ran 1.557 -> 1.545 ms (14 rounds alternating, Zen 5). */
+  const int64_t half = (ho + 1) / 2;
+  c->range_band =
+      default_band && half > c->band && band_fits(&c->dw->p, half, axle_kernels_l2_bytes() / 10 * 9)
+          ? half
+          : c->band;
   c->gemm_bytes = 0;
   chain_geom_t g;
-  chain_geom(c, &g);
+  chain_geom(c, 2, &g); /* the widest band: range_band */
   /* GEMM scratch for any band of the steps before and after the depthwise
    * one: the size is not monotonic in n (the column chunking changes), so
    * every band height is asked, once here rather than on every run. Only
@@ -489,7 +510,7 @@ size_t axle_f32_conv_chain_scratch_size(const axle_f32_conv_chain_t* c, uint32_t
     return l.e_bytes + l.d_bytes + c->gemm_bytes * threads + cl_project_bytes(c, threads);
   }
   chain_geom_t g;
-  chain_geom(c, &g);
+  chain_geom(c, threads < c->dw->p.out[1] ? threads : c->dw->p.out[1], &g);
   return g.per_thread * threads;
 }
 
@@ -561,11 +582,11 @@ void axle_f32_conv_chain(const axle_f32_conv_chain_t* c, const float* x, float* 
   }
   chain_run_t r;
   r.c = c;
-  chain_geom(c, &r.g);
+  const int64_t threads = axle_parallel_threads(par), ho = c->dw->p.out[1];
+  r.ranges = threads < ho ? threads : ho;
+  chain_geom(c, r.ranges, &r.g);
   r.x = x;
   r.y = y;
   r.scratch = scratch;
-  const int64_t threads = axle_parallel_threads(par);
-  r.ranges = threads < r.g.ho ? threads : r.g.ho;
   axle_parallel_run(par, (size_t)(c->dw->p.batch * r.ranges), chain_task, &r);
 }

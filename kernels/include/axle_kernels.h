@@ -617,6 +617,10 @@ typedef struct axle_f32_conv_chain_t {
   int32_t channels_last;
   /* Set by axle_f32_conv_chain_init, read by the scratch size and the run. */
   int64_t band;                       /* output rows per band */
+  /* On several threads, the most output rows a thread's whole range may
+   * take as one band (its buffers within 90 % of the L2), if more than
+   * band; else band. */
+  int64_t range_band;
   size_t gemm_bytes;                  /* GEMM scratch per thread for any band or part */
 } axle_f32_conv_chain_t;
 
@@ -624,8 +628,10 @@ typedef struct axle_f32_conv_chain_t {
  * < 1 the default: the most rows whose two buffers fit in half of
  * axle_kernels_l2_bytes(), a multiple of 4 (the depthwise kernels' row
  * group) from 4 on, and where that is 4-7 rows, 8 if they fit in 90 % of
- * it; a channels-last chain takes the whole image (band is ignored). Call once after setting the plans, packed weights and
- * channels_last, before asking the scratch size. */
+ * it; a channels-last chain takes the whole image (band is ignored). With
+ * the default, a run on several threads takes each thread's range of rows
+ * as one band where its buffers fit in 90 % of the L2 (range_band). Call once after setting the
+ * plans, packed weights and channels_last, before asking the scratch size. */
 void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band);
 
 /* Whether the three plans chain (shapes agree, the expansion is one

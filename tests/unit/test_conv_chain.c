@@ -8,8 +8,8 @@
  * that are 3x3 convolutions (MobileNetV2's stem: im2col, stride 2, and
  * transposed), at every ISA level the machine has; the cases with a
  * pointwise expansion also channels-last (1-3 threads). Plus which plans
- * chain (axle_f32_conv_chain_supports, axle_f32_conv_chain_mode) and the
- * band rule.
+ * chain (axle_f32_conv_chain_supports, axle_f32_conv_chain_mode), the
+ * band rule, and a thread's rows in one band on several threads.
  */
 #include "kernel_test.h"
 
@@ -392,6 +392,39 @@ static void test_chain_mode(void) {
   axle_kernels_set_isa(best);
 }
 
+/* On several threads each thread's rows in one band where they fit in 90 %
+ * of the L2 (range_band), with the scratch to hold it; on one, the default
+ * band. 192 x 56 expanded, 28 rows (2 MB L2): bands of 8 (half the L2), a
+ * thread's 14 in 1.3 MB. */
+static void test_chain_range_band(void) {
+  const chain_case_t t = {1, 16, 192, 16, 28, 56, 1, 1, 1, 1, 1, 1, 1, 1};
+  chain_fixture_t f;
+  fixture_make(&t, &f);
+  axle_f32_conv_chain_t c;
+  chain_of(&f, &c);
+  axle_f32_conv_chain_init(&c, 0);
+  CU_ASSERT_EQUAL(c.band, 8);
+  CU_ASSERT_EQUAL(c.range_band, 14);
+  /* A thread's 14 rows: 16 expanded rows and 14 depthwise ones of 56. */
+  const size_t one_band = (size_t)192 * (16 * 56 + 14 * 56) * sizeof(float);
+  CU_ASSERT(axle_f32_conv_chain_scratch_size(&c, 2) >= 2 * one_band);
+  CU_ASSERT(axle_f32_conv_chain_scratch_size(&c, 1) < one_band);
+  const axle_isa_t best = axle_kernels_set_isa(AXLE_ISA_AVX512);
+  static const axle_isa_t isas[] = {AXLE_ISA_SCALAR, AXLE_ISA_AVX2_FMA, AXLE_ISA_AVX512};
+  for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ++ii) {
+    if (isas[ii] > best) continue;
+    axle_kernels_set_isa(isas[ii]);
+    for (uint32_t threads = 1; threads <= 3; ++threads)
+      run_checked(&t, &f, &c, threads, "default band");
+  }
+  axle_kernels_set_isa(best);
+  /* An explicit band stays as asked on any number of threads. */
+  axle_f32_conv_chain_init(&c, 4);
+  CU_ASSERT_EQUAL(c.range_band, 4);
+  run_checked(&t, &f, &c, 2, "band 4");
+  fixture_free(&f);
+}
+
 int main(void) {
   /* The chain rules depend on the L2 size: fix it (before any kernel reads
    * it) so every machine checks the same decisions. */
@@ -402,6 +435,7 @@ int main(void) {
        test_chain_matches_reference},
       {"which plans chain, and the band", test_chain_supports},
       {"how plans chain: bands, channels-last or not", test_chain_mode},
+      {"a thread's rows in one band where they fit", test_chain_range_band},
   };
   if (KT_ADD_SUITE("conv_chain", tests) != 0) return 1;
   return kt_run_all();
