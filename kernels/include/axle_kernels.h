@@ -454,8 +454,10 @@ void axle_f32_conv_rows(const axle_f32_conv_plan_t* plan, const float* x, const 
  * (conv3x3s2_avx512.c; the stems of MobileNet-style networks), instead of
  * im2col and the GEMM: output rows [r0, r1) of one image, as
  * axle_f32_conv_rows computes them (same operands, the plan's packed
- * weights), tiles of 16 channels x 16 pixels of a row, the epilogue's
- * bias, clamp and leaky (no residual). Supported: an IM2COL plan, not
+ * weights), tiles of 8 channels x 32 pixels of a row, the epilogue's
+ * bias, clamp and leaky (no residual); y: row r0 first, channel rows
+ * y_stride floats apart. x is read in place (never past its image);
+ * ep may be NULL. Supported: an IM2COL plan, not
  * transposed, of one group and one K block, left padding 0-2, any top
  * padding. axle_f32_conv and axle_f32_conv_rows take it where supported
  * while dispatch is at AXLE_ISA_AVX512; their im2col GEMM (and
