@@ -126,6 +126,26 @@ static inline const axle_parallel_t* kt_parallel(uint32_t* threads_storage,
   return par;
 }
 
+/* A 2-D convolution of one group: square kernel k, stride s, padding pad
+ * on every side; the output size follows. */
+static inline void kt_conv2d(axle_f32_conv_params_t* p, int64_t batch, int64_t cin, int64_t cout,
+                             int64_t h, int64_t w, int64_t k, int64_t s, int64_t pad) {
+  memset(p, 0, sizeof *p);
+  p->batch = batch;
+  p->groups = 1;
+  p->in_channels = cin;
+  p->out_channels = cout;
+  p->in[0] = p->out[0] = p->kernel[0] = p->stride[0] = 1;
+  p->dilation[0] = p->dilation[1] = p->dilation[2] = 1;
+  p->in[1] = h;
+  p->in[2] = w;
+  p->kernel[1] = p->kernel[2] = k;
+  p->stride[1] = p->stride[2] = s;
+  p->pad[1] = p->pad[2] = pad;
+  p->out[1] = (h + 2 * pad - k) / s + 1;
+  p->out[2] = (w + 2 * pad - k) / s + 1;
+}
+
 typedef struct kt_entry_t {
   const char* name;
   CU_TestFunc fn;

@@ -54,20 +54,7 @@ typedef struct s2_fixture_t {
 enum { EP_RELU6, EP_LEAKY, EP_NONE };
 
 static void params_of(const s2_case_t* t, axle_f32_conv_params_t* p) {
-  memset(p, 0, sizeof *p);
-  p->batch = t->batch;
-  p->groups = 1;
-  p->in_channels = t->cin;
-  p->out_channels = t->cout;
-  p->in[0] = p->out[0] = p->kernel[0] = p->stride[0] = 1;
-  p->dilation[0] = p->dilation[1] = p->dilation[2] = 1;
-  p->in[1] = t->h;
-  p->in[2] = t->w;
-  p->kernel[1] = p->kernel[2] = 3;
-  p->stride[1] = p->stride[2] = 2;
-  p->pad[1] = p->pad[2] = t->pad;
-  p->out[1] = (t->h + 2 * t->pad - 3) / 2 + 1;
-  p->out[2] = (t->w + 2 * t->pad - 3) / 2 + 1;
+  kt_conv2d(p, t->batch, t->cin, t->cout, t->h, t->w, 3, 2, t->pad);
 }
 
 static void fixture_make(const s2_case_t* t, int epi, s2_fixture_t* f) {
@@ -234,21 +221,14 @@ static void test_supports(void) {
   CU_ASSERT(!axle_f32_conv3x3s2_supports(&f.plan, &ep));
   /* Nor a transposed plan, another stride, dilation or kernel, padding
    * past 2, or groups. */
-  axle_f32_conv_plan_t bad = f.plan;
-  bad.transposed = 1;
-  CU_ASSERT(!axle_f32_conv3x3s2_supports(&bad, &f.ep));
-  bad = f.plan;
-  bad.p.stride[2] = 1;
-  CU_ASSERT(!axle_f32_conv3x3s2_supports(&bad, &f.ep));
-  bad = f.plan;
-  bad.p.dilation[1] = 2;
-  CU_ASSERT(!axle_f32_conv3x3s2_supports(&bad, &f.ep));
-  bad = f.plan;
-  bad.p.kernel[2] = 5;
-  CU_ASSERT(!axle_f32_conv3x3s2_supports(&bad, &f.ep));
-  bad = f.plan;
-  bad.p.pad[2] = 3;
-  CU_ASSERT(!axle_f32_conv3x3s2_supports(&bad, &f.ep));
+  axle_f32_conv_plan_t bad[5];
+  for (int i = 0; i < 5; ++i) bad[i] = f.plan;
+  bad[0].transposed = 1;
+  bad[1].p.stride[2] = 1;
+  bad[2].p.dilation[1] = 2;
+  bad[3].p.kernel[2] = 5;
+  bad[4].p.pad[2] = 3;
+  for (int i = 0; i < 5; ++i) CU_ASSERT(!axle_f32_conv3x3s2_supports(&bad[i], &f.ep));
   fixture_free(&f);
   /* Nor more than 4 input channels (K past one block of its repacking),
    * nor a pointwise plan. */
@@ -257,12 +237,7 @@ static void test_supports(void) {
   CU_ASSERT(!axle_f32_conv3x3s2_supports(&f.plan, &f.ep));
   fixture_free(&f);
   axle_f32_conv_params_t p;
-  params_of(&stem, &p);
-  p.kernel[1] = p.kernel[2] = 1;
-  p.stride[1] = p.stride[2] = 1;
-  p.pad[1] = p.pad[2] = 0;
-  p.out[1] = p.in[1];
-  p.out[2] = p.in[2];
+  kt_conv2d(&p, 1, 3, 32, 224, 224, 1, 1, 0);
   axle_f32_conv_plan_t point;
   axle_f32_conv_plan(&p, &point);
   CU_ASSERT(!axle_f32_conv3x3s2_supports(&point, NULL));

@@ -28,20 +28,7 @@ typedef struct pool_fixture_t {
 
 static void fixture_make(const pool_case_t* t, pool_fixture_t* f) {
   axle_f32_conv_params_t* p = &f->p;
-  memset(p, 0, sizeof *p);
-  p->batch = t->batch;
-  p->groups = 1;
-  p->in_channels = t->cin;
-  p->out_channels = t->cout;
-  p->in[0] = p->out[0] = p->kernel[0] = p->stride[0] = 1;
-  p->dilation[0] = p->dilation[1] = p->dilation[2] = 1;
-  p->in[1] = t->h;
-  p->in[2] = t->w;
-  p->kernel[1] = p->kernel[2] = t->k;
-  p->stride[1] = p->stride[2] = t->s;
-  p->pad[1] = p->pad[2] = t->pad;
-  p->out[1] = (t->h + 2 * t->pad - t->k) / t->s + 1;
-  p->out[2] = (t->w + 2 * t->pad - t->k) / t->s + 1;
+  kt_conv2d(p, t->batch, t->cin, t->cout, t->h, t->w, t->k, t->s, t->pad);
   axle_f32_conv_plan(p, &f->plan);
   axle_f32_pool_params_t* q = &f->pool;
   memset(q, 0, sizeof *q);
