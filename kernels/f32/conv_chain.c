@@ -460,10 +460,14 @@ static void cl_part_task(void* arg, size_t t, uint32_t thread) {
         (int64_t)c1, y_pixel, y_block, r->d);
 }
 
-/* Per image two steps: the parts (one parallel region, each thread its
- * channels), then the projection, which the GEMM splits itself: over K on
- * several threads where that pays (axle_f32_gemm), i.e. each thread over
- * the channels its part has just written. */
+/* Per image the parts (each thread its channels), then the projection,
+ * which the GEMM splits itself: over K on several threads where that pays
+ * (axle_f32_gemm), i.e. each thread over the channels its part has just
+ * written. Where the GEMM splits K into exactly the parts, each part runs
+ * as the first work of its K part's task (k_part_first), so one parallel
+ * region does both: on 2 threads that removed one of the three regions
+ * per block and the waits at its end (MobileNetV2's ten channels-last
+ * blocks). */
 static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, float* y,
                                 void* scratch, const axle_parallel_t* par) {
   const axle_f32_conv_params_t* d = &c->dw->p;
@@ -490,7 +494,6 @@ static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, 
   r.ep0.bias = NULL;
   for (int64_t n = 0; n < d->batch; ++n) {
     r.x = x + (size_t)n * x_image;
-    axle_parallel_run(par, r.parts, cl_part_task, &r);
     axle_f32_epilogue_t ep2 = c->ep[2];
     if (ep2.residual) {
       ep2.residual += (size_t)n * y_image;
@@ -498,6 +501,15 @@ static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, 
     }
     axle_f32_gemm_t g;
     cl_project_gemm(c, r.d, r.blocked, y + (size_t)n * y_image, &ep2, &g);
+    if (r.parts > 1) {
+      g.k_part_first = cl_part_task;
+      g.k_part_ctx = &r;
+      g.k_part_align = 16; /* cl_part's blocks */
+    }
+    if (!g.k_part_first || axle_f32_gemm_k_parts(&g, threads) != r.parts) {
+      g.k_part_first = NULL;
+      axle_parallel_run(par, r.parts, cl_part_task, &r);
+    }
     axle_f32_gemm(&g, project_scratch, par);
   }
 }

@@ -294,6 +294,16 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* p
   pl->worker_floats = pl->b_floats + pl->a_floats + pl->tmp_floats;
 }
 
+size_t axle_f32_gemm_k_parts(const axle_f32_gemm_t* g, uint32_t threads) {
+  if (threads < 1) threads = 1;
+  if (g->m == 0 || g->n == 0 || gemv_applies(g)) return 1;
+  axle_f32_gemm_t swapped;
+  g = orient(g, &swapped);
+  gemm_plan_t pl;
+  plan_gemm(g, threads, &pl);
+  return pl.k_parts > 1 ? pl.k_parts : 1;
+}
+
 size_t axle_f32_gemm_scratch_size(const axle_f32_gemm_t* g, uint32_t threads) {
   if (threads < 1) threads = 1;
   if (gemv_applies(g)) return round_up(g->k, GEMM_ALIGN_FLOATS) * sizeof(float);
@@ -645,13 +655,22 @@ static void gemm_task(void* arg, size_t task, uint32_t thread) {
   } while (p0 < g->k);
 }
 
-/* K split, first region: part `task` sums its share of K over all of C,
- * into C itself (part 0) or its partial buffer, with no epilogue. */
+/* Where K part t of `parts` starts: at a multiple of g->k_part_align. */
+static size_t k_part_start(const axle_f32_gemm_t* g, size_t t, size_t parts) {
+  const size_t align = g->k_part_align ? g->k_part_align : 1;
+  const size_t at = div_up(g->k, align) * t / parts * align;
+  return at < g->k ? at : g->k;
+}
+
+/* K split, first region: part `task` runs the caller's work for it (see
+ * k_part_first), then sums its share of K over all of C, into C itself
+ * (part 0) or its partial buffer, with no epilogue. */
 static void k_part_task(void* arg, size_t task, uint32_t thread) {
   const gemm_run_t* r = arg;
   const axle_f32_gemm_t* g = r->g;
   const gemm_plan_t* pl = r->pl;
-  const size_t ka = g->k * task / pl->k_parts, kb = g->k * (task + 1) / pl->k_parts;
+  if (g->k_part_first) g->k_part_first(g->k_part_ctx, task, thread);
+  const size_t ka = k_part_start(g, task, pl->k_parts), kb = k_part_start(g, task + 1, pl->k_parts);
   float* c = task ? r->partials + (task - 1) * pl->partial_floats : g->c;
   uint32_t flags = g->c_transposed ? AXLE_F32_GEMM_STORE_T : 0u;
   for (size_t p0 = 0; p0 < g->k; p0 += pl->kc) {

@@ -195,6 +195,10 @@ static const chain_case_t k_cases[] = {
     /* K past one default K block (288: 2 x 144), in one block of the
      * weights packed for the in-place read. */
     {1, 24, 288, 32, 7, 7, 1, 1, 1, 1, 1, 0, 1, 1},
+    /* 13 blocks of 16 channels: on 2 and 3 threads the projection's K
+     * parts, which run the channel parts first (k_part_first), must start
+     * where those do, not at 208 t / parts. */
+    {1, 16, 208, 32, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1},
     /* MobileNetV2-like: stride 1 with residual (also with rows of 40, which
      * the AVX-512 depthwise kernel slides along), stride 2 without. */
     {1, 8, 48, 8, 21, 19, 1, 1, 1, 1, 1, 1, 1, 1},
