@@ -492,6 +492,12 @@ static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, 
   r.ep0.residual = r.ep0.bias;
   r.ep0.ldr = 0;
   r.ep0.bias = NULL;
+  /* Whether the projection splits K into exactly the parts: the same for
+   * every image (only its pointers change). */
+  axle_f32_gemm_t g;
+  cl_project_gemm(c, r.d, r.blocked, y, &c->ep[2], &g);
+  g.k_part_align = 16; /* cl_part's blocks */
+  const int fused = r.parts > 1 && axle_f32_gemm_k_parts(&g, threads) == r.parts;
   for (int64_t n = 0; n < d->batch; ++n) {
     r.x = x + (size_t)n * x_image;
     axle_f32_epilogue_t ep2 = c->ep[2];
@@ -499,15 +505,12 @@ static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, 
       ep2.residual += (size_t)n * y_image;
       ep2.ldr = y_plane;
     }
-    axle_f32_gemm_t g;
     cl_project_gemm(c, r.d, r.blocked, y + (size_t)n * y_image, &ep2, &g);
-    if (r.parts > 1) {
+    if (fused) {
       g.k_part_first = cl_part_task;
       g.k_part_ctx = &r;
-      g.k_part_align = 16; /* cl_part's blocks */
-    }
-    if (!g.k_part_first || axle_f32_gemm_k_parts(&g, threads) != r.parts) {
-      g.k_part_first = NULL;
+      g.k_part_align = 16;
+    } else {
       axle_parallel_run(par, r.parts, cl_part_task, &r);
     }
     axle_f32_gemm(&g, project_scratch, par);
