@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "axle_kernels.h"
+#include "masked_at.h"
 
 #define AXLE_AVX512 __attribute__((target("avx2,fma,avx512f")))
 #define AXLE_INLINE __attribute__((always_inline)) inline
@@ -35,14 +36,6 @@ int axle_f32_conv3x3s2_supports(const axle_f32_conv_plan_t* plan, const axle_f32
          (!ep || !ep->residual) && axle_f32_gemm_kc(plan->k) == plan->k;
 }
 
-/* Lanes i with 0 <= c + i < width. */
-static __mmask16 lanes_inside(int64_t c, int64_t width) {
-  const int64_t lo = c < 0 ? -c : 0, hi = width - c;
-  if (lo >= 16 || hi <= lo) return 0;
-  const uint32_t below_hi = hi >= 16 ? 0xFFFFu : (1u << hi) - 1;
-  return (__mmask16)(below_hi & ~((1u << lo) - 1));
-}
-
 /* The weights of channels [c0, c0 + BLOCK) as [k][BLOCK] (channels past m
  * zero), from the GEMM's packed A (one K block: panels of MR rows, each
  * [k][MR]), and their biases. */
@@ -55,12 +48,6 @@ static void repack(const float* packed, const float* bias, size_t m, size_t k, s
     for (size_t t = 0; t < k; ++t) w[t][i] = c < m ? panel[t * MR] : 0.0f;
     b[i] = c < m && bias ? bias[c] : 0.0f;
   }
-}
-
-/* base + i floats, through uintptr_t: a masked load's address may lie
- * before the plane, where pointer arithmetic would be undefined. */
-static inline const float* at(const float* base, int64_t i) {
-  return (const float*)((uintptr_t)base + (uintptr_t)(i * (int64_t)sizeof(float)));
 }
 
 typedef struct tile_masks_t {
@@ -99,8 +86,8 @@ AXLE_AVX512 static AXLE_INLINE void build_taps(const int NV, const axle_f32_conv
           lo = _mm512_loadu_ps(row + s + 32 * v);
           hi = _mm512_loadu_ps(row + s + 32 * v + 16);
         } else {
-          lo = _mm512_maskz_loadu_ps(m->ld[2 * v], at(row, s + 32 * v));
-          hi = _mm512_maskz_loadu_ps(m->ld[2 * v + 1], at(row, s + 32 * v + 16));
+          lo = _mm512_maskz_loadu_ps(m->ld[2 * v], axle_f32_masked_at(row, s + 32 * v));
+          hi = _mm512_maskz_loadu_ps(m->ld[2 * v + 1], axle_f32_masked_at(row, s + 32 * v + 16));
         }
         t[0][v] = _mm512_permutex2var_ps(lo, even, hi);
         t[1][v] = _mm512_permutex2var_ps(lo, odd, hi);
@@ -168,7 +155,7 @@ static inline __attribute__((always_inline)) void prefetch_rows(const axle_f32_c
     for (int64_t c = 0; c < p->in_channels; ++c) {
       const float* row = x + (c * h + iy) * wd;
       for (int64_t q = 0; q < 64 && col + q < wd; q += 16)
-        _mm_prefetch((const char*)at(row, col + q), _MM_HINT_T0);
+        _mm_prefetch((const char*)axle_f32_masked_at(row, col + q), _MM_HINT_T0);
     }
   }
 }
@@ -200,9 +187,9 @@ AXLE_AVX512 void axle_f32_conv3x3s2_rows_8x32__avx512(const axle_f32_conv_plan_t
         const int nv = ow - ox0 > 16 ? 2 : 1;
         const int64_t s = 2 * ox0 - p->pad[2];
         tile_masks_t m;
-        for (int q = 0; q < 2 * nv; ++q) m.ld[q] = lanes_inside(s + 16 * q, wd);
-        m.st[0] = lanes_inside(ox0, ow);
-        m.st[1] = lanes_inside(ox0 + 16, ow);
+        for (int q = 0; q < 2 * nv; ++q) m.ld[q] = axle_f32_lanes16_inside(s + 16 * q, wd);
+        m.st[0] = axle_f32_lanes16_inside(ox0, ow);
+        m.st[1] = axle_f32_lanes16_inside(ox0 + 16, ow);
         m.last = s + 32 * nv >= 0 && s + 32 * nv < wd;
         m.inside = s >= 0 && s + 32 * nv <= wd;
         prefetch_rows(p, x, oy + PREFETCH_ROWS, ox0);

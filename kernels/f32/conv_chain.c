@@ -118,6 +118,10 @@ static int64_t band_within(const axle_f32_conv_params_t* d, size_t budget, int64
   return band > 4 ? band - band % 4 : band;
 }
 
+/* The most of the L2 a band's buffers take where half of it gives too few
+ * rows: 90 %. */
+static size_t l2_most(void) { return axle_kernels_l2_bytes() / 10 * 9; }
+
 /* The default band for depthwise plan dw: the most output rows whose two
  * buffers fit in half the L2; where that is 4-7 rows, 8 if they fit in 90 %
  * of it. Every band calls the GEMM driver twice and the depthwise kernel
@@ -131,10 +135,9 @@ static int64_t band_within(const axle_f32_conv_params_t* d, size_t budget, int64
  * there, even (5.83 against 5.84 ms). */
 static int64_t band_for(const axle_f32_conv_plan_t* dw) {
   const axle_f32_conv_params_t* d = &dw->p;
-  const size_t l2 = axle_kernels_l2_bytes();
-  const int64_t band = band_within(d, l2 / 2, d->out[1]);
+  const int64_t band = band_within(d, axle_kernels_l2_bytes() / 2, d->out[1]);
   if (band < 4 || band >= 8) return band;
-  const int64_t wider = band_within(d, l2 / 10 * 9, d->out[1] < 8 ? d->out[1] : 8);
+  const int64_t wider = band_within(d, l2_most(), d->out[1] < 8 ? d->out[1] : 8);
   return wider > band ? wider : band;
 }
 
@@ -160,9 +163,7 @@ void axle_f32_conv_chain_init(axle_f32_conv_chain_t* c, int64_t band) {
    * KB) the model ran 1.557 -> 1.545 ms (14 rounds alternating, Zen 5). */
   const int64_t half = (ho + 1) / 2;
   c->range_band =
-      default_band && half > c->band && band_fits(&c->dw->p, half, axle_kernels_l2_bytes() / 10 * 9)
-          ? half
-          : c->band;
+      default_band && half > c->band && band_fits(&c->dw->p, half, l2_most()) ? half : c->band;
   c->gemm_bytes = 0;
   chain_geom_t g;
   chain_geom(c, 2, &g); /* the widest band: range_band */
@@ -463,11 +464,11 @@ static void cl_part_task(void* arg, size_t t, uint32_t thread) {
 /* Per image the parts (each thread its channels), then the projection,
  * which the GEMM splits itself: over K on several threads where that pays
  * (axle_f32_gemm), i.e. each thread over the channels its part has just
- * written. Where the GEMM splits K into exactly the parts, each part runs
- * as the first work of its K part's task (k_part_first), so one parallel
- * region does both: on 2 threads that removed one of the three regions
- * per block and the waits at its end (MobileNetV2's ten channels-last
- * blocks). */
+ * written. The parts go to the GEMM as the work that writes its A
+ * (k_part_first): where it splits K into exactly the parts, each part runs
+ * first in its K part's task, so one parallel region does both; on 2
+ * threads that removed one of the three regions per block and the waits
+ * at its end (MobileNetV2's ten channels-last blocks). */
 static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, float* y,
                                 void* scratch, const axle_parallel_t* par) {
   const axle_f32_conv_params_t* d = &c->dw->p;
@@ -492,12 +493,6 @@ static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, 
   r.ep0.residual = r.ep0.bias;
   r.ep0.ldr = 0;
   r.ep0.bias = NULL;
-  /* Whether the projection splits K into exactly the parts: the same for
-   * every image (only its pointers change). */
-  axle_f32_gemm_t g;
-  cl_project_gemm(c, r.d, r.blocked, y, &c->ep[2], &g);
-  g.k_part_align = 16; /* cl_part's blocks */
-  const int fused = r.parts > 1 && axle_f32_gemm_k_parts(&g, threads) == r.parts;
   for (int64_t n = 0; n < d->batch; ++n) {
     r.x = x + (size_t)n * x_image;
     axle_f32_epilogue_t ep2 = c->ep[2];
@@ -505,14 +500,12 @@ static void chain_channels_last(const axle_f32_conv_chain_t* c, const float* x, 
       ep2.residual += (size_t)n * y_image;
       ep2.ldr = y_plane;
     }
+    axle_f32_gemm_t g;
     cl_project_gemm(c, r.d, r.blocked, y + (size_t)n * y_image, &ep2, &g);
-    if (fused) {
-      g.k_part_first = cl_part_task;
-      g.k_part_ctx = &r;
-      g.k_part_align = 16;
-    } else {
-      axle_parallel_run(par, r.parts, cl_part_task, &r);
-    }
+    g.k_part_first = cl_part_task;
+    g.k_part_ctx = &r;
+    g.k_part_count = r.parts;
+    g.k_part_align = 16; /* cl_part's blocks */
     axle_f32_gemm(&g, project_scratch, par);
   }
 }

@@ -17,6 +17,7 @@
 
 #include "axle_kernels.h"
 #include "dwconv_rows.h"
+#include "masked_at.h"
 
 #define AXLE_AVX2 __attribute__((target("avx2,fma")))
 
@@ -123,9 +124,7 @@ AXLE_AVX2 static AXLE_INLINE __m256 taps(__m256 acc, __m256 wa, __m256 wb, __m25
 /* Eight floats at row + at; m: NULL (inside the row) or the lanes inside. */
 AXLE_AVX2 static AXLE_INLINE __m256 load_at(const float* row, int64_t at, const __m256i* m) {
   if (!m) return _mm256_loadu_ps(row + at);
-  /* Through uintptr_t: row + at may lie before the row. */
-  return _mm256_maskload_ps(
-      (const float*)((uintptr_t)row + (uintptr_t)(at * (int64_t)sizeof(float))), *m);
+  return _mm256_maskload_ps(axle_f32_masked_at(row, at), *m);
 }
 
 /* Row `row`'s tap vectors for the 8 outputs whose leftmost tap is column c;

@@ -16,27 +16,18 @@
 
 #include "axle_kernels.h"
 #include "dwconv_rows.h"
+#include "masked_at.h"
 
 #define AXLE_AVX512 __attribute__((target("avx2,fma,avx512f")))
 /* The row-blocked walk's pieces must inline: the variants differ only in
  * constants (stride, masking) that fold away there. */
 #define AXLE_INLINE __attribute__((always_inline)) inline
 
-/* Lanes i with 0 <= c + i < width. */
-static inline __mmask16 lanes_inside(int64_t c, int64_t width) {
-  const int64_t lo = c < 0 ? -c : 0, hi = width - c;
-  if (lo >= 16 || hi <= lo) return 0;
-  const uint32_t below_hi = hi >= 16 ? 0xFFFFu : (1u << hi) - 1;
-  return (__mmask16)(below_hi & ~((1u << lo) - 1));
-}
-
 /* Sixteen floats at row + c; m: NULL, or the lanes of the load inside the
  * row (the others read as 0). */
 AXLE_AVX512 static inline __m512 load16(const float* row, int64_t c, const __mmask16* m) {
   if (!m) return _mm512_loadu_ps(row + c);
-  /* Through uintptr_t: row + c may lie before the row. */
-  const float* at = (const float*)((uintptr_t)row + (uintptr_t)(c * (int64_t)sizeof(float)));
-  return _mm512_maskz_loadu_ps(*m, at);
+  return _mm512_maskz_loadu_ps(*m, axle_f32_masked_at(row, c));
 }
 
 /* Even / odd floats of the 32 in lo:hi, in order. */
@@ -229,7 +220,7 @@ AXLE_AVX512 static void plane_rows(const dw_plane_t* d, int64_t s, const axle_f3
       }
       const __mmask16 sm = gi == groups - 1 ? d->tail : (__mmask16)0xFFFF;
       __mmask16 m[3];
-      for (int i = 0; i < 3; ++i) m[i] = lanes_inside(c + at[i], iw);
+      for (int i = 0; i < 3; ++i) m[i] = axle_f32_lanes16_inside(c + at[i], iw);
       if (full && plain)
         AXLE_BLOCK(1, 1, m, 4, sm, NULL); /* the border groups of those rows */
       else
@@ -304,7 +295,7 @@ AXLE_AVX512 static void plane_same_s1(const dw_plane_t* d, const axle_f32_conv_p
               d->w[3 * t + u],
               _mm512_maskz_loadu_ps(rm[t] & cm[u], (const float*)(at + (uintptr_t)u * 4)), acc[t]);
       }
-      const __mmask16 m = lanes_inside(0, n - o);
+      const __mmask16 m = axle_f32_lanes16_inside(0, n - o);
       finish(d, _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), acc[2]),
              residual ? residual + o : NULL, y + o, m);
       o += 16;
@@ -564,8 +555,8 @@ AXLE_AVX512 static void plane_s2_slide(const dw_plane_t* d, const axle_f32_conv_
   const dw_taps_t k = {d->w[0], d->w[1], d->w[2], d->w[3], d->w[4],
                        d->w[5], d->w[6], d->w[7], d->w[8]};
   const int plain = !residual && !d->leaky;
-  const __mmask16 last[2] = {lanes_inside(32 * (groups - 1), iw),
-                             lanes_inside(32 * (groups - 1) + 16, iw)};
+  const __mmask16 last[2] = {axle_f32_lanes16_inside(32 * (groups - 1), iw),
+                             axle_f32_lanes16_inside(32 * (groups - 1) + 16, iw)};
   for (int64_t oy = 0; oy < oh; oy += 2) {
     const int two = oy + 1 < oh;
     uintptr_t row[5];
@@ -598,8 +589,8 @@ AXLE_AVX512 static void plane_s2_narrow(const dw_plane_t* d, const axle_f32_conv
   const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2];
   const int64_t pt = p->pad[1], c = -p->pad[2];
   /* 16 columns from c and 16 from c + 2 hold the taps of up to 8 outputs. */
-  const __mmask16 m[2] = {lanes_inside(c, iw), lanes_inside(c + 2, iw)};
-  const __mmask16 first = lanes_inside(0, ow), second = (__mmask16)(first << 8);
+  const __mmask16 m[2] = {axle_f32_lanes16_inside(c, iw), axle_f32_lanes16_inside(c + 2, iw)};
+  const __mmask16 first = axle_f32_lanes16_inside(0, ow), second = (__mmask16)(first << 8);
   for (int64_t oy = 0; oy < oh; oy += 2) {
     const int two = oy + 1 < oh;
     __m512 acc[3];
@@ -647,7 +638,7 @@ AXLE_AVX512 void axle_f32_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t*
   d.alpha = _mm512_set1_ps(ep->leaky_alpha);
   d.leaky = ep->leaky;
   d.iw = iw;
-  d.tail = lanes_inside(0, ow - (groups - 1) * 16);
+  d.tail = axle_f32_lanes16_inside(0, ow - (groups - 1) * 16);
   if (slides(p)) {
     plane_s1_slide(&d, p, x_plane, residual, y_plane);
     return;
@@ -723,7 +714,7 @@ AXLE_AVX512 static int64_t flat_masks(const axle_f32_conv_params_t* p, __mmask16
         _mm512_sub_epi32(_mm512_mullo_epi32(oy, vs), _mm512_set1_epi32((int)p->pad[1]));
     const __m512i cx =
         _mm512_sub_epi32(_mm512_mullo_epi32(ox, vs), _mm512_set1_epi32((int)p->pad[2]));
-    const __mmask16 exists = lanes_inside(16 * v, n);
+    const __mmask16 exists = axle_f32_lanes16_inside(16 * v, n);
     for (int t = 0; t < 3; ++t) {
       const __mmask16 rows = in_range(ry, -t, ih - t);
       for (int u = 0; u < 3; ++u) m[3 * t + u] = exists & rows & in_range(cx, -u, iw - u);
@@ -744,7 +735,7 @@ AXLE_AVX512 static void split_plane(const axle_f32_conv_params_t* p, const float
    * the last first: only its stores run over, into columns that the other
    * chunks then write. Rows in pairs (even, odd), one row of each quarter. */
   for (int64_t c = (iw - 1) / 32 * 32; c >= 0; c -= 32) {
-    const __mmask16 m0 = lanes_inside(c, iw), m1 = lanes_inside(c + 16, iw);
+    const __mmask16 m0 = axle_f32_lanes16_inside(c, iw), m1 = axle_f32_lanes16_inside(c + 16, iw);
     const float* row = x + c;
     float* at = q + c / 2;
     for (int64_t r = 0; r < ih; r += 2, row += 2 * iw, at += ow) {
@@ -808,7 +799,7 @@ AXLE_AVX512 void axle_f32_dwconv_planes_3x3__avx512(const axle_f32_conv_params_t
                                                   : slides2(p)      ? plane_s2_slide
                                                                     : NULL;
   if (per_plane) {
-    d.tail = lanes_inside(0, ow - (ow - 1) / 16 * 16);
+    d.tail = axle_f32_lanes16_inside(0, ow - (ow - 1) / 16 * 16);
     for (size_t i = 0; i < planes; ++i) {
       for (int k = 0; k < 9; ++k) d.w[k] = _mm512_set1_ps(w[9 * i + k]);
       d.bias = _mm512_set1_ps(bias ? bias[i] : 0.0f);
@@ -818,7 +809,7 @@ AXLE_AVX512 void axle_f32_dwconv_planes_3x3__avx512(const axle_f32_conv_params_t
   }
   __mmask16 masks[FLAT_MAX_OUT / 16 * 9];
   const int64_t nv = flat_masks(p, masks);
-  d.tail = lanes_inside(0, (int64_t)out_vol - (nv - 1) * 16);
+  d.tail = axle_f32_lanes16_inside(0, (int64_t)out_vol - (nv - 1) * 16);
   /* Tap k's byte offset from its source (the plane, or its quarter). */
   int64_t shift[9], quarter[9];
   for (int t = 0; t < 3; ++t)

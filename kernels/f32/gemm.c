@@ -294,16 +294,6 @@ static void plan_gemm(const axle_f32_gemm_t* g, uint32_t threads, gemm_plan_t* p
   pl->worker_floats = pl->b_floats + pl->a_floats + pl->tmp_floats;
 }
 
-size_t axle_f32_gemm_k_parts(const axle_f32_gemm_t* g, uint32_t threads) {
-  if (threads < 1) threads = 1;
-  if (g->m == 0 || g->n == 0 || gemv_applies(g)) return 1;
-  axle_f32_gemm_t swapped;
-  g = orient(g, &swapped);
-  gemm_plan_t pl;
-  plan_gemm(g, threads, &pl);
-  return pl.k_parts > 1 ? pl.k_parts : 1;
-}
-
 size_t axle_f32_gemm_scratch_size(const axle_f32_gemm_t* g, uint32_t threads) {
   if (threads < 1) threads = 1;
   if (gemv_applies(g)) return round_up(g->k, GEMM_ALIGN_FLOATS) * sizeof(float);
@@ -662,14 +652,25 @@ static size_t k_part_start(const axle_f32_gemm_t* g, size_t t, size_t parts) {
   return at < g->k ? at : g->k;
 }
 
-/* K split, first region: part `task` runs the caller's work for it (see
- * k_part_first), then sums its share of K over all of C, into C itself
- * (part 0) or its partial buffer, with no epilogue. */
+/* Whether the split over K is into exactly the caller's parts, whose work
+ * then runs in the split's tasks (k_part_first). */
+static int parts_fused(const axle_f32_gemm_t* g, const gemm_plan_t* pl) {
+  return g->k_part_first && pl->k_parts > 1 && pl->k_parts == g->k_part_count;
+}
+
+/* The caller's parts as a region of their own, where they are not fused. */
+static void run_parts_first(const axle_f32_gemm_t* g, const axle_parallel_t* par) {
+  if (g->k_part_first) axle_parallel_run(par, g->k_part_count, g->k_part_first, g->k_part_ctx);
+}
+
+/* K split, first region: part `task` runs the caller's work for it where
+ * fused (parts_fused), then sums its share of K over all of C, into C
+ * itself (part 0) or its partial buffer, with no epilogue. */
 static void k_part_task(void* arg, size_t task, uint32_t thread) {
   const gemm_run_t* r = arg;
   const axle_f32_gemm_t* g = r->g;
   const gemm_plan_t* pl = r->pl;
-  if (g->k_part_first) g->k_part_first(g->k_part_ctx, task, thread);
+  if (parts_fused(g, pl)) g->k_part_first(g->k_part_ctx, task, thread);
   const size_t ka = k_part_start(g, task, pl->k_parts), kb = k_part_start(g, task + 1, pl->k_parts);
   float* c = task ? r->partials + (task - 1) * pl->partial_floats : g->c;
   uint32_t flags = g->c_transposed ? AXLE_F32_GEMM_STORE_T : 0u;
@@ -757,9 +758,9 @@ static void gemv(const axle_f32_gemm_t* g, float* scratch, const axle_parallel_t
 }
 
 void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_t* par) {
-  if (g->m == 0 || g->n == 0) return;
-  if (gemv_applies(g)) {
-    gemv(g, scratch, par);
+  if (g->m == 0 || g->n == 0 || gemv_applies(g)) {
+    run_parts_first(g, par);
+    if (g->m && g->n) gemv(g, scratch, par);
     return;
   }
   axle_f32_gemm_t swapped;
@@ -783,6 +784,7 @@ void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_
                   pl.shared_parts ? shared + pl.shared_a + pl.shared_b : NULL,
                   sum_for_isa(),
                   shared + pl.shared_a + pl.shared_b + pl.shared_parts};
+  if (!parts_fused(g, &pl)) run_parts_first(g, par);
   if (pl.k_parts > 1) {
     axle_parallel_run(par, pl.k_parts, k_part_task, &r);
     axle_parallel_run(par, pl.k_parts, k_sum_task, &r);

@@ -25,7 +25,7 @@ AXLE_AVX2 static void im2col_replay__avx2(const axle_f32_im2col_move_t* mv,
                                           const float* xc, float* d) {
   if (stride == 1) {
     for (; mv < end; ++mv) {
-      const float* x = axle_f32_im2col_at(xc, mv->src);
+      const float* x = axle_f32_masked_at(xc, mv->src);
       float* y = d + mv->dst;
       if (!mv->full)
         _mm256_maskstore_ps(y, lane_mask(mv->st), _mm256_maskload_ps(x, lane_mask(mv->ld0)));
@@ -36,11 +36,11 @@ AXLE_AVX2 static void im2col_replay__avx2(const axle_f32_im2col_move_t* mv,
     return;
   }
   for (; mv < end; ++mv) {
-    const float* x = axle_f32_im2col_at(xc, mv->src);
+    const float* x = axle_f32_masked_at(xc, mv->src);
     float* y = d + mv->dst;
     if (!mv->full) {
       const __m256 v0 = _mm256_maskload_ps(x, lane_mask(mv->ld0));
-      const __m256 v1 = _mm256_maskload_ps(axle_f32_im2col_at(xc, mv->src + 8), lane_mask(mv->ld1));
+      const __m256 v1 = _mm256_maskload_ps(axle_f32_masked_at(xc, mv->src + 8), lane_mask(mv->ld1));
       _mm256_maskstore_ps(y, lane_mask(mv->st), evens(v0, v1));
     } else {
       for (int32_t v = 0; v < mv->full; ++v)

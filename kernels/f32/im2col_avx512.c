@@ -12,7 +12,7 @@ AXLE_AVX512 static void im2col_replay__avx512(const axle_f32_im2col_move_t* mv,
                                               const float* xc, float* d) {
   if (stride == 1) {
     for (; mv < end; ++mv) {
-      const float* x = axle_f32_im2col_at(xc, mv->src);
+      const float* x = axle_f32_masked_at(xc, mv->src);
       float* y = d + mv->dst;
       if (!mv->full)
         _mm512_mask_storeu_ps(y, mv->st, _mm512_maskz_loadu_ps(mv->ld0, x));
@@ -24,11 +24,11 @@ AXLE_AVX512 static void im2col_replay__avx512(const axle_f32_im2col_move_t* mv,
   }
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   for (; mv < end; ++mv) {
-    const float* x = axle_f32_im2col_at(xc, mv->src);
+    const float* x = axle_f32_masked_at(xc, mv->src);
     float* y = d + mv->dst;
     if (!mv->full) {
       const __m512 v0 = _mm512_maskz_loadu_ps(mv->ld0, x);
-      const __m512 v1 = _mm512_maskz_loadu_ps(mv->ld1, axle_f32_im2col_at(xc, mv->src + 16));
+      const __m512 v1 = _mm512_maskz_loadu_ps(mv->ld1, axle_f32_masked_at(xc, mv->src + 16));
       _mm512_mask_storeu_ps(y, mv->st, _mm512_permutex2var_ps(v0, even, v1));
     } else {
       for (int32_t v = 0; v < mv->full; ++v) {

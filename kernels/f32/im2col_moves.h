@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "axle_kernels.h"
+#include "masked_at.h"
 
 /* Outputs at the row's dst + dst. Full (> 0): that many vectors of W
  * outputs, all inside the input, from src (stride 1) or the evens of the 2W
@@ -21,12 +22,6 @@ typedef struct axle_f32_im2col_move_t {
   int32_t full;
   uint16_t ld0, ld1, st;
 } axle_f32_im2col_move_t;
-
-/* base + i floats, through uintptr_t: a masked move's address may lie
- * outside the plane, where pointer arithmetic would be undefined. */
-static inline const float* axle_f32_im2col_at(const float* base, int64_t i) {
-  return (const float*)((uintptr_t)base + (uintptr_t)(i * (int64_t)sizeof(float)));
-}
 
 /* Stores moves [mv, end) of a row, stride 1 or 2, from channel xc into d. */
 typedef void (*axle_f32_im2col_replay_fn)(const axle_f32_im2col_move_t* mv,

@@ -318,15 +318,17 @@ typedef struct axle_f32_gemm_t {
    * a row range per thread (a depthwise convolution, split by channels),
    * so that each thread finds its rows in its own cache. 0: by shape. */
   int32_t split_rows;
-  /* Where the product is split over K (axle_f32_gemm_k_parts > 1), each
-   * part's task first calls k_part_first(k_part_ctx, part, thread): the
-   * caller's own work that writes that part's K rows of A, so that one
-   * parallel region does both and the part's rows are read on the core
-   * that wrote them. The parts' K ranges then start at multiples of
-   * k_part_align (0: as the split cuts them). NULL: none. */
+  /* The caller's own work that writes A's K rows in k_part_count parts
+   * (part p: rows from the p-th multiple of k_part_align, cut as evenly as
+   * that allows), run as k_part_first(k_part_ctx, part, thread) for every
+   * part before the product reads them. Where the product is split over K
+   * into exactly those parts, each part's task runs it first, so one
+   * parallel region does both and a part's rows are read on the core that
+   * wrote them; otherwise the parts run as a region of their own first.
+   * NULL: none. */
   void (*k_part_first)(void* ctx, size_t part, uint32_t thread);
   void* k_part_ctx;
-  size_t k_part_align;
+  size_t k_part_count, k_part_align;
 } axle_f32_gemm_t;
 
 /* Whether an m x n product wastes clearly less of its tiles computed as
@@ -339,9 +341,6 @@ int axle_f32_gemm_prefers_transposed(size_t m, size_t n);
 size_t axle_f32_gemm_scratch_size(const axle_f32_gemm_t* g, uint32_t threads);
 /* scratch: that many bytes, 64-byte aligned. par: NULL runs serially. */
 void axle_f32_gemm(const axle_f32_gemm_t* g, void* scratch, const axle_parallel_t* par);
-/* How many parts axle_f32_gemm splits g over K when par->threads is
- * `threads` (a task each), or 1 where it does not split over K. */
-size_t axle_f32_gemm_k_parts(const axle_f32_gemm_t* g, uint32_t threads);
 
 /* ---------------------------------------------------------------------- */
 /* Convolution                                                             */

@@ -432,6 +432,33 @@ static int g_blocked_alpha = 0;
 static int g_split_rows = 0;
 /* A packed B in the K blocks of axle_f32_gemm_kc_in_place (packed_kc). */
 static int g_packed_kc = 0;
+/* With A read from rows or columns: its K rows written by the caller's
+ * work in this many parts (k_part_first), from NaN until then; 0: none. */
+static size_t g_k_parts = 0;
+enum { K_PART_ALIGN = 16 };
+
+/* A's live storage (A(i, p) at a[i * rs + p * cs]) and the values its
+ * parts copy in. */
+typedef struct k_parts_ctx_t {
+  float* a;
+  const float* src;
+  size_t m, k, rs, cs;
+} k_parts_ctx_t;
+
+/* Part `part` of g_k_parts: A's K rows from the part-th multiple of
+ * K_PART_ALIGN, cut as evenly as that allows (the contract of
+ * k_part_align), computed here independently of the driver. */
+static size_t k_part_at(size_t k, size_t part) {
+  const size_t at = (k + K_PART_ALIGN - 1) / K_PART_ALIGN * part / g_k_parts * K_PART_ALIGN;
+  return at < k ? at : k;
+}
+
+static void k_part_copy(void* arg, size_t part, uint32_t thread) {
+  (void)thread;
+  const k_parts_ctx_t* x = arg;
+  for (size_t p = k_part_at(x->k, part); p < k_part_at(x->k, part + 1); ++p)
+    for (size_t i = 0; i < x->m; ++i) x->a[i * x->rs + p * x->cs] = x->src[i * x->rs + p * x->cs];
+}
 
 static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, int c_t,
                         int accumulate, const ref_ep_t* e, uint32_t threads) {
@@ -512,6 +539,21 @@ static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, in
   g.accumulate = accumulate;
   g.ep = &ep;
   g.split_rows = g_split_rows;
+  k_parts_ctx_t parts = {NULL, NULL, m, k, 0, 0};
+  float* a_src = NULL;
+  if (g_k_parts && (a_form == FORM_ROW || a_form == FORM_COL)) {
+    parts.a = (float*)g.a.data;
+    parts.rs = g.a.rs;
+    parts.cs = g.a.cs;
+    a_src = malloc(m * k * sizeof(float) + 1);
+    memcpy(a_src, parts.a, m * k * sizeof(float));
+    for (size_t q = 0; q < m * k; ++q) parts.a[q] = NAN;
+    parts.src = a_src;
+    g.k_part_first = k_part_copy;
+    g.k_part_ctx = &parts;
+    g.k_part_count = g_k_parts;
+    g.k_part_align = K_PART_ALIGN;
+  }
   uint32_t tstore;
   axle_parallel_t par;
   const axle_parallel_t* pp = kt_parallel(&tstore, &par, threads);
@@ -523,9 +565,10 @@ static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, in
   axle_kernels_set_isa(run_isa);
   axle_f32_gemm(&g, scratch, pp);
   char what[200];
-  snprintf(what, sizeof what, "gemm %zux%zux%zu A%d B%d ct=%d acc=%d ep=%d%d%d%s threads=%u", m, n,
-           k, a_form, b_form, c_t, accumulate, e->bias, e->residual, e->act,
-           g_residual_row ? " (residual ldr 0)" : "", threads);
+  snprintf(what, sizeof what,
+           "gemm %zux%zux%zu A%d B%d ct=%d acc=%d ep=%d%d%d%s threads=%u k_parts=%zu", m, n, k,
+           a_form, b_form, c_t, accumulate, e->bias, e->residual, e->act,
+           g_residual_row ? " (residual ldr 0)" : "", threads, parts.a ? g_k_parts : 0);
   kt_close(what, c, want, rows * ldc, 1e-5, 2e-6 * (double)(k + 4));
   free(scratch);
   free(a);
@@ -538,6 +581,7 @@ static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, in
   free(res);
   free(ap);
   free(bp);
+  free(a_src);
 }
 
 static void driver_shapes(uint32_t threads) {
@@ -590,6 +634,20 @@ static void test_driver_split_rows(void) {
   test_driver_k_split();
   g_split_rows = 0;
 }
+/* The caller's work for A's K rows handed to the driver (k_part_first):
+ * run in the K split's tasks where the split is into exactly its parts
+ * (2 parts on 2 threads, 3 on 3), as a region of its own otherwise (one
+ * thread, other part counts, no split, a single row of A: the row-vector
+ * path), A NaN until its part has run. */
+static void test_driver_k_part_first(void) {
+  g_k_parts = 2;
+  driver_shapes(1);
+  test_driver_k_split();
+  g_k_parts = 3;
+  test_driver_k_split();
+  g_k_parts = 0;
+}
+
 static void test_driver_threads(void) {
   driver_shapes(2);
   driver_shapes(3);
@@ -1358,6 +1416,7 @@ int main(void) {
       {"driver, split over K on each lower ISA level", test_driver_k_split_isas},
       {"driver, A blocked by 16 along K (read in place or packed)", test_driver_blocked_a},
       {"driver, threads split by stored rows (split_rows)", test_driver_split_rows},
+      {"driver, the caller's work for A's K parts (k_part_first)", test_driver_k_part_first},
       {"driver, lower ISAs", test_driver_isas},
       {"driver, residual rows 0 apart (a bias per column), each ISA", test_driver_residual_row},
       {"driver, scratch sized under AVX2, run under AVX-512", test_driver_scratch_isa},
