@@ -34,16 +34,12 @@ typedef struct walk_t {
   int64_t strips, base, extra; /* a row's strips: the first `extra` base + 1 wide */
 } walk_t;
 
-/* Where a strip's columns leave the row (see strip). */
-enum { INSIDE, LEFT1, RIGHT1, EDGES };
-
 /* n outputs of one row at column stride S, the first reading input column
  * ix0, from input rows rows[ky], ky in [ky0, ky1). Columns outside [jlo,
- * jhi) lie in the padding; edge says which, as a constant: none (INSIDE),
- * the first (LEFT1) or the last (RIGHT1), as "same" padding of 1 gives
- * every row's first and last strip, or any (EDGES, tested per column:
- * at 14x14 two strips of three were such, 2.97 -> 2.75 ns per 8 outputs
- * with the constants and the strip layout worked out once per call);
+ * jhi) lie in the padding; edge says which, as a constant
+ * (axle_window_strip_edge; EDGES tested per column: at 14x14 two strips
+ * of three were such, 2.97 -> 2.75 ns per 8 outputs with the constants
+ * and the strip layout worked out once per call);
  * full: all eight channels are live. The weights are copied to locals so
  * that GCC keeps them in registers instead of reading them in every FMA. */
 AXLE_AVX2 AXLE_INLINE void strip(const walk_t* k, const float* const rows[3], int64_t ky0,
@@ -51,10 +47,8 @@ AXLE_AVX2 AXLE_INLINE void strip(const walk_t* k, const float* const rows[3], in
                                  const int full, float* yo) {
   const int ncols = (n - 1) * S + 3;
   const int64_t xp = k->xp;
-  const int64_t jlo = edge == LEFT1 ? 1 : edge == EDGES && ix0 < 0 ? -ix0 : 0;
-  const int64_t jhi = edge == RIGHT1                        ? ncols - 1
-                      : edge == EDGES && k->w - ix0 < ncols ? k->w - ix0
-                                                            : ncols;
+  int64_t jlo, jhi;
+  axle_window_strip_cols(edge, ix0, ncols, k->w, &jlo, &jhi);
   __m256 wt[9];
 #pragma GCC unroll 9
   for (int t = 0; t < 9; ++t) wt[t] = k->wt[t];
@@ -95,16 +89,19 @@ AXLE_AVX2 AXLE_INLINE void strip(const walk_t* k, const float* const rows[3], in
   }
 }
 
-#define STRIP_CASE(n)                                        \
-  case n:                                                    \
-    if (edge == INSIDE)                                      \
-      strip(k, rows, ky0, ky1, ix0, n, S, INSIDE, full, yo); \
-    else if (edge == LEFT1)                                  \
-      strip(k, rows, ky0, ky1, ix0, n, S, LEFT1, full, yo);  \
-    else if (edge == RIGHT1)                                 \
-      strip(k, rows, ky0, ky1, ix0, n, S, RIGHT1, full, yo); \
-    else                                                     \
-      strip(k, rows, ky0, ky1, ix0, n, S, EDGES, full, yo);  \
+#define STRIP_EDGE(n, e)                              \
+  case e:                                             \
+    strip(k, rows, ky0, ky1, ix0, n, S, e, full, yo); \
+    break;
+#define STRIP_CASE(n)                  \
+  case n:                              \
+    switch (edge) {                    \
+      STRIP_EDGE(n, AXLE_STRIP_INSIDE) \
+      STRIP_EDGE(n, AXLE_STRIP_LEFT1)  \
+      STRIP_EDGE(n, AXLE_STRIP_RIGHT1) \
+      STRIP_EDGE(n, AXLE_STRIP_BOTH1)  \
+      STRIP_EDGE(n, AXLE_STRIP_EDGES)  \
+    }                                  \
     break;
 
 /* One output row, in strips as equal as 7 wide allows (MobileNetV2's 7,
@@ -117,11 +114,7 @@ AXLE_AVX2 AXLE_INLINE void walk_row(const walk_t* k, const float* const rows[3],
   for (int64_t s = 0; s < k->strips; ++s) {
     const int n = (int)(k->base + (s < k->extra));
     const int64_t ix0 = ox * S - pl;
-    const int left = ix0 < 0, right = ix0 + (n - 1) * S + 2 >= k->w;
-    const int edge = !left && !right                          ? INSIDE
-                     : ix0 == -1 && !right                    ? LEFT1
-                     : !left && ix0 + (n - 1) * S + 2 == k->w ? RIGHT1
-                                                              : EDGES;
+    const int edge = axle_window_strip_edge(ix0, (n - 1) * S + 3, k->w);
     float* yo = yrow + ox * k->yp;
     switch (n) {
       STRIP_CASE(1)

@@ -33,6 +33,35 @@ static inline void axle_window_rows_nhwc(const float* x, int64_t h, int64_t w, i
   for (int64_t r = *lo; r < *hi; ++r) rows[r] = x + (iy0 + r) * w * ch + c;
 }
 
+/* Where a strip of a channels-last depthwise row leaves the row, as a
+ * constant its code is specialised for: a strip of `ncols` input columns
+ * from column ix0 (may be negative) of a row of w. "Same" padding of 1
+ * gives every row's first strip one column in the left padding (LEFT1),
+ * its last one on the right (RIGHT1), and a row that is one strip both
+ * (BOTH1, MobileNetV2's 7x7 rows); any other overhang is EDGES, tested
+ * per column. */
+enum { AXLE_STRIP_INSIDE, AXLE_STRIP_LEFT1, AXLE_STRIP_RIGHT1, AXLE_STRIP_BOTH1, AXLE_STRIP_EDGES };
+
+static inline int axle_window_strip_edge(int64_t ix0, int64_t ncols, int64_t w) {
+  const int left = ix0<0, right = ix0 + ncols> w;
+  const int left1 = ix0 == -1, right1 = ix0 + ncols == w + 1;
+  if (!left && !right) return AXLE_STRIP_INSIDE;
+  if ((!left || left1) && (!right || right1))
+    return left && right ? AXLE_STRIP_BOTH1 : left ? AXLE_STRIP_LEFT1 : AXLE_STRIP_RIGHT1;
+  return AXLE_STRIP_EDGES;
+}
+
+/* The strip's columns [*jlo, *jhi) inside the row, for its edge kind
+ * (axle_window_strip_edge): constants unless EDGES. */
+static inline void axle_window_strip_cols(int edge, int64_t ix0, int64_t ncols, int64_t w,
+                                          int64_t* jlo, int64_t* jhi) {
+  const int l1 = edge == AXLE_STRIP_LEFT1 || edge == AXLE_STRIP_BOTH1;
+  const int r1 = edge == AXLE_STRIP_RIGHT1 || edge == AXLE_STRIP_BOTH1;
+  const int any = edge == AXLE_STRIP_EDGES;
+  *jlo = l1 ? 1 : any && ix0 < 0 ? -ix0 : 0;
+  *jhi = r1 ? ncols - 1 : any && w - ix0 < ncols ? w - ix0 : ncols;
+}
+
 /* Taps of a window that fall inside [-pad, in + pad_end): the divisor of
  * count_include_pad averages. Windows always start at or after -pad, so only
  * the trailing bound (crossed by ceil_mode windows) clips. */
