@@ -254,22 +254,24 @@ int axle_f32_conv_chain_mode(const axle_f32_conv_plan_t* expand, const axle_f32_
    * 576-channel ones +6..+7, the stride-2 one +24. */
   if (threads > 1 && bands_pay(expand, dw, project, (size_t)512 << 10)) return AXLE_F32_CHAIN_BANDS;
   /* Channels-last where the expanded map has fewer pixels than channels
-   * (14x14 and 7x7 in MobileNetV2). At 28x28 x 192 the block ran 2-5 %
-   * slower on one thread, the projection's packing of its channels-last
-   * input outweighing the depthwise gain; with the projection reading it
-   * in place, -7, 0 and +6..+7 us for the three blocks with AVX-512. With
-   * AVX2, whose per-plane depthwise walk trails its channels-last one more
-   * (28x28: 3.5 against 2.5 ns per 8 outputs), also where the expanded
-   * map fits in the L2: the three 28x28 blocks 735-750 -> 697-714 us (1
-   * thread, capped on Zen 4). On several threads each thread takes a
+   * (14x14 and 7x7 in MobileNetV2), or fits in the L2 (28x28). At 28x28
+   * x 192 the block first ran 2-5 % slower on one thread, the
+   * projection's packing of its channels-last input outweighing the
+   * depthwise gain; with the projection reading it in place, -7, 0 and
+   * +6..+7 us for the three blocks with AVX-512, so it was taken only with
+   * AVX2, whose per-plane depthwise walk trailed its channels-last one
+   * more (28x28: 3.5 against 2.5 ns per 8 outputs; the three blocks
+   * 735-750 -> 697-714 us, 1 thread, capped on Zen 4). Since the AVX-512
+   * channels-last strips are specialised for their edges (dwconv_nhwc_avx512.c),
+   * the three blocks with AVX-512 too: 296-307 -> 288-295 us in all, six
+   * rounds alternating (Zen 5, 1 thread). On several threads each thread takes a
    * part of the channels (see cl_part_task), which needs the projection
    * to read the depthwise output in place (cl_blocked: with packing,
    * earlier splits by pixels or rows lost to the three layers). */
   const axle_isa_t isa = axle_kernels_isa();
   const size_t pixels = (size_t)(dw->p.in[1] * dw->p.in[2]);
   const size_t expanded = pixels * (size_t)dw->p.in_channels * sizeof(float);
-  const int fits = pixels < (size_t)dw->p.in_channels ||
-                   (isa < AXLE_ISA_AVX512 && expanded <= axle_kernels_l2_bytes());
+  const int fits = pixels < (size_t)dw->p.in_channels || expanded <= axle_kernels_l2_bytes();
   if (!chain_shapes(expand, dw, project) || !is_pointwise_gemm(expand) ||
       !axle_f32_dwconv_nhwc_supports(&dw->p) || !fits || isa < AXLE_ISA_AVX2_FMA)
     return AXLE_F32_CHAIN_NONE;

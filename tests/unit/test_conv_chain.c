@@ -325,9 +325,9 @@ static int mode_of(const chain_fixture_t* f, uint32_t threads) {
 
 static void test_chain_mode(void) {
   /* Bands where they pay, from a smaller expanded tensor on several
-   * threads; channels-last for a block with fewer pixels than expanded
-   * channels on one thread, with AVX2 or above (with AVX2 alone also for
-   * any expanded map within the L2); else none. */
+   * threads; channels-last on one thread, with AVX2 or above, for a block
+   * with fewer pixels than expanded channels or an expanded map within the
+   * L2; else none. */
   const axle_isa_t best = axle_kernels_set_isa(AXLE_ISA_SCALAR);
   const chain_case_t big = {1, 16, 96, 24, 56, 56, 2, 1, 1, 1, 1, 0, 1, 1};
   const chain_case_t small = {1, 16, 96, 24, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -352,13 +352,13 @@ static void test_chain_mode(void) {
     CU_ASSERT_EQUAL(mode_of(&f, 1), AXLE_F32_CHAIN_CHANNELS_LAST);
     CU_ASSERT_EQUAL(mode_of(&f, 2), AXLE_F32_CHAIN_NONE);
     fixture_free(&f);
-    /* More pixels than channels: channels-last only with AVX2, and only
-     * while the expanded map fits in the L2. */
+    /* More pixels than channels: channels-last while the expanded map
+     * fits in the L2, at each level. */
     fixture_make(&wide, &f);
     CU_ASSERT_EQUAL(mode_of(&f, 1), AXLE_F32_CHAIN_CHANNELS_LAST);
     if (best >= AXLE_ISA_AVX512) {
       axle_kernels_set_isa(AXLE_ISA_AVX512);
-      CU_ASSERT_EQUAL(mode_of(&f, 1), AXLE_F32_CHAIN_NONE);
+      CU_ASSERT_EQUAL(mode_of(&f, 1), AXLE_F32_CHAIN_CHANNELS_LAST);
       axle_kernels_set_isa(AXLE_ISA_AVX2_FMA);
     }
     fixture_free(&f);
@@ -366,8 +366,20 @@ static void test_chain_mode(void) {
      * L2 of up to 2.6 MB: none. */
     const chain_case_t past_l2 = {1, 16, 1024, 24, 40, 40, 1, 1, 1, 1, 1, 1, 1, 1};
     fixture_make(&past_l2, &f);
-    if (axle_kernels_l2_bytes() < (size_t)1024 * 40 * 40 * sizeof(float))
+    if (axle_kernels_l2_bytes() < (size_t)1024 * 40 * 40 * sizeof(float)) {
       CU_ASSERT_EQUAL(mode_of(&f, 1), AXLE_F32_CHAIN_NONE);
+      if (best >= AXLE_ISA_AVX512) {
+        axle_kernels_set_isa(AXLE_ISA_AVX512);
+        CU_ASSERT_EQUAL(mode_of(&f, 1), AXLE_F32_CHAIN_NONE);
+        axle_kernels_set_isa(AXLE_ISA_AVX2_FMA);
+      }
+    }
+    fixture_free(&f);
+    /* 28x28 x 192 on one thread: channels-last where the L2 holds it. */
+    fixture_make(&mid, &f);
+    CU_ASSERT_EQUAL(mode_of(&f, 1), axle_kernels_l2_bytes() >= (size_t)192 * 28 * 28 * sizeof(float)
+                                        ? AXLE_F32_CHAIN_CHANNELS_LAST
+                                        : AXLE_F32_CHAIN_NONE);
     fixture_free(&f);
     /* Several threads take channel parts where the projection reads the
      * depthwise output in place: output channels in whole tiles, 16 wide
