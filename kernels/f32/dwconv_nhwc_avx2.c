@@ -89,20 +89,8 @@ AXLE_AVX2 AXLE_INLINE void strip(const walk_t* k, const float* const rows[3], in
   }
 }
 
-#define STRIP_EDGE(n, e)                              \
-  case e:                                             \
-    strip(k, rows, ky0, ky1, ix0, n, S, e, full, yo); \
-    break;
-#define STRIP_CASE(n)                  \
-  case n:                              \
-    switch (edge) {                    \
-      STRIP_EDGE(n, AXLE_STRIP_INSIDE) \
-      STRIP_EDGE(n, AXLE_STRIP_LEFT1)  \
-      STRIP_EDGE(n, AXLE_STRIP_RIGHT1) \
-      STRIP_EDGE(n, AXLE_STRIP_BOTH1)  \
-      STRIP_EDGE(n, AXLE_STRIP_EDGES)  \
-    }                                  \
-    break;
+#define STRIP_AT(n, e) strip(k, rows, ky0, ky1, ix0, n, S, e, full, yo)
+#define STRIP_CASE(n) AXLE_STRIP_CASE(n, edge, STRIP_AT)
 
 /* One output row, in strips as equal as 7 wide allows (MobileNetV2's 7,
  * 14, 28 and 56 in strips of 7); the layout is the call's (k->strips,

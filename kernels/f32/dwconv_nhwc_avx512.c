@@ -100,20 +100,8 @@ AXLE_AVX512 AXLE_INLINE void strip(const walk_t* k, const float* const rows[5], 
     }
 }
 
-#define STRIP_EDGE(n, e)                                             \
-  case e:                                                            \
-    strip(k, rows, rlo, rhi, ix0, n, S, R, e, full, yo, wo * k->yp); \
-    break;
-#define STRIP_CASE(n)                  \
-  case n:                              \
-    switch (edge) {                    \
-      STRIP_EDGE(n, AXLE_STRIP_INSIDE) \
-      STRIP_EDGE(n, AXLE_STRIP_LEFT1)  \
-      STRIP_EDGE(n, AXLE_STRIP_RIGHT1) \
-      STRIP_EDGE(n, AXLE_STRIP_BOTH1)  \
-      STRIP_EDGE(n, AXLE_STRIP_EDGES)  \
-    }                                  \
-    break;
+#define STRIP_AT(n, e) strip(k, rows, rlo, rhi, ix0, n, S, R, e, full, yo, wo * k->yp)
+#define STRIP_CASE(n) AXLE_STRIP_CASE(n, edge, STRIP_AT)
 
 /* R output rows (see strip) for column stride S (1 or 2), in strips as
  * equal as 8 wide allows: 14 = 7 + 7, 28 = 4 x 7, 56 = 7 x 8. Two rows are
