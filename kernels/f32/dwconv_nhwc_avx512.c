@@ -39,11 +39,11 @@ typedef struct walk_t {
  * output vector against 4.5 for its FMAs): 14x14 x 576 10 % faster,
  * stride 2 23 %. Columns outside [jlo, jhi) lie in the padding (their taps
  * are skipped); edge says which, as a constant (axle_window_strip_edge).
- * full: all 16 channels are
- * live (no mask on loads and stores; GCC keeps a mask used so often in a
- * stack slot, reloading it per load). The weights are copied to locals:
- * left in *k, GCC read them from memory in every FMA, and the loads bound
- * the two-row strip. Row q's outputs go to yo + q * y_row. */
+ * full: all 16 channels are live (no mask on loads and stores; GCC keeps
+ * a mask used so often in a stack slot, reloading it per load). The
+ * weights are copied to locals: left in *k, GCC read them from memory in
+ * every FMA, and the loads bound the two-row strip. Row q's outputs go to
+ * yo + q * y_row. */
 AXLE_AVX512 AXLE_INLINE void strip(const walk_t* k, const float* const rows[5], int64_t rlo,
                                    int64_t rhi, int64_t ix0, const int n, const int S, const int R,
                                    const int edge, const int full, float* yo, int64_t y_row) {

@@ -43,7 +43,8 @@ static inline void axle_window_rows_nhwc(const float* x, int64_t h, int64_t w, i
 enum { AXLE_STRIP_INSIDE, AXLE_STRIP_LEFT1, AXLE_STRIP_RIGHT1, AXLE_STRIP_BOTH1, AXLE_STRIP_EDGES };
 
 static inline int axle_window_strip_edge(int64_t ix0, int64_t ncols, int64_t w) {
-  const int left = ix0<0, right = ix0 + ncols> w;
+  const int left = ix0 < 0;
+  const int right = ix0 + ncols > w;
   const int left1 = ix0 == -1, right1 = ix0 + ncols == w + 1;
   if (!left && !right) return AXLE_STRIP_INSIDE;
   if ((!left || left1) && (!right || right1))
