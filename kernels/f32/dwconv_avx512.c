@@ -53,6 +53,14 @@ AXLE_AVX512 static inline __m512 odd_of(__m512 lo, __m512 hi) {
 enum { ROW_S1 = 0, ROW_S2_EVEN = 1, ROW_S2_ODD = 2 };
 static const int64_t k_load_at[3][3] = {{0, 1, 2}, {0, 16, 32}, {-15, 1, 17}};
 
+/* A plane's constants. Each per-plane kernel works on a local copy: through
+ * the caller's pointer GCC must assume the output stores may change them,
+ * and reloaded the bias, clamp bounds and tail mask after every store,
+ * where the loads waited on them (Zen 5, one plane alone, per 16 outputs:
+ * the stride-1 slide 8 x 56 in L2 2.47 -> 2.30 ns, in L1 2.33 -> 2.21, 8
+ * x 112 1.70 -> 1.59; stride 2 56 -> 28 4.33 -> 4.21, 14 -> 7 (the narrow
+ * walk) 10.43 -> 9.50-9.74; the "same" walk at 7x7 and 12x12 and the row
+ * walk 0-2 %). Taken by value instead, the kernels kept the reloads. */
 typedef struct dw_plane_t {
   __m512 w[9];
   __m512 bias, lo, hi, alpha;
@@ -178,8 +186,11 @@ AXLE_AVX512 static AXLE_INLINE void block4(const dw_plane_t* d, const dw_taps_t*
 }
 
 /* Any plane at stride 1 or 2, four output rows per pass. */
-AXLE_AVX512 static void plane_rows(const dw_plane_t* d, int64_t s, const axle_f32_conv_params_t* p,
-                                   const float* x, const float* residual, float* y) {
+AXLE_AVX512 static void plane_rows(const dw_plane_t* plane, int64_t s,
+                                   const axle_f32_conv_params_t* p, const float* x,
+                                   const float* residual, float* y) {
+  const dw_plane_t local = *plane; /* see dw_plane_t */
+  const dw_plane_t* d = &local;
   const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2];
   const int64_t pt = p->pad[1], pl = p->pad[2];
   const int64_t groups = (ow + 15) / 16;
@@ -242,8 +253,10 @@ AXLE_AVX512 static inline __mmask16 in_range(__m512i v, int64_t lo, int64_t hi) 
  * ignores row boundaries (see dwconv_avx2.c). Runs of vectors whose taps
  * all lie inside use plain loads; any other vector has each lane track its
  * (oy, ox) to mask the taps that fall into the padding. */
-AXLE_AVX512 static void plane_same_s1(const dw_plane_t* d, const axle_f32_conv_params_t* p,
+AXLE_AVX512 static void plane_same_s1(const dw_plane_t* plane, const axle_f32_conv_params_t* p,
                                       const float* x, const float* residual, float* y) {
+  const dw_plane_t local = *plane; /* see dw_plane_t */
+  const dw_plane_t* d = &local;
   const int64_t w = p->in[2], h = p->in[1], pt = p->pad[1], pl = p->pad[2];
   const int64_t n = p->out[1] * w;
   /* Vectors starting at ox0 in [pl, last] of rows [pt, h + pt - 2) have
@@ -431,12 +444,7 @@ AXLE_AVX512 static AXLE_INLINE void slide_rows(const dw_plane_t* d, const dw_tap
  * -> 2.9-3.2 ns, 56x56 4.8 -> 3.85, 224x224 3.25 -> 2.5. */
 AXLE_AVX512 static void plane_s1_slide(const dw_plane_t* plane, const axle_f32_conv_params_t* p,
                                        const float* x, const float* residual, float* y) {
-  /* A copy the stores cannot alias: through the caller's pointer GCC
-   * reloaded the bias, clamp bounds and tail mask after every store, and
-   * the loads waited on them (Zen 5, one plane alone, per 16 outputs: 8 x
-   * 56 in L2 2.47 -> 2.30 ns, in L1 2.33 -> 2.21, 8 x 112 1.70 -> 1.59;
-   * stride 2, 112 -> 56 even, 56 -> 28 4.33 -> 4.21). */
-  const dw_plane_t local = *plane;
+  const dw_plane_t local = *plane; /* see dw_plane_t */
   const dw_plane_t* d = &local;
   const int64_t ih = p->in[1], w = p->in[2], oh = p->out[1], pt = p->pad[1];
   const int64_t groups = (w + 15) / 16;
@@ -557,7 +565,7 @@ AXLE_AVX512 static AXLE_INLINE void slide2_rows(const dw_plane_t* d, const dw_ta
  * per 16 outputs for a 112x112 plane in L2). */
 AXLE_AVX512 static void plane_s2_slide(const dw_plane_t* plane, const axle_f32_conv_params_t* p,
                                        const float* x, const float* residual, float* y) {
-  const dw_plane_t local = *plane; /* as plane_s1_slide's */
+  const dw_plane_t local = *plane; /* see dw_plane_t */
   const dw_plane_t* d = &local;
   const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2], pt = p->pad[1];
   const int64_t groups = (ow + 15) / 16;
@@ -593,8 +601,10 @@ static int slides2(const axle_f32_conv_params_t* p) {
  * (2 input rows apart) give both halves with the permutes of one row, so
  * these planes take half the vectors of the row-by-row walk, which would
  * fill 7 of 16 lanes. */
-AXLE_AVX512 static void plane_s2_narrow(const dw_plane_t* d, const axle_f32_conv_params_t* p,
+AXLE_AVX512 static void plane_s2_narrow(const dw_plane_t* plane, const axle_f32_conv_params_t* p,
                                         const float* x, const float* residual, float* y) {
+  const dw_plane_t local = *plane; /* see dw_plane_t */
+  const dw_plane_t* d = &local;
   const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2];
   const int64_t pt = p->pad[1], c = -p->pad[2];
   /* 16 columns from c and 16 from c + 2 hold the taps of up to 8 outputs. */
