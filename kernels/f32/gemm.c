@@ -146,10 +146,19 @@ size_t axle_f32_gemm_kc_in_place(size_t k) {
  * apart 225-230 packed against 203-208 in place. */
 #define IN_PLACE_SHORT_K 32
 #define IN_PLACE_SET_ALIAS_BYTES 8192
+/* And up to M = 256 (still M <= K) where B's rows do not alias: Zen 5, 1
+ * thread, best / mean of 1000-4000 calls, packed against in place: SGEMM
+ * 256 247-258 / 242-244 -> 256-260 / 249-252 GFLOP/s, 256 x 784 x 256
+ * 250 -> 254, 192 x 1024 x 512 251 -> 253, 200 x 300 x 400 241 -> 247;
+ * 256 x 196 x 1024 (ResNet-50's 1024 -> 256 at 14x14) even (238-243
+ * against 237-245); with rows 8 KiB apart in place loses (256 x 2048 x
+ * 256 249 -> 245, 144 x 4096 x 144 245 -> 236). */
+#define IN_PLACE_WIDE_M 256
 static int b_direct(const axle_f32_gemm_t* g) {
   if (g->b.packed || !g->b.data || g->b.cs != 1) return 0;
   if (g->m <= IN_PLACE_MAX_M && g->m <= g->k) return 1;
-  return g->k <= IN_PLACE_SHORT_K && (g->b.rs * sizeof(float)) % IN_PLACE_SET_ALIAS_BYTES != 0;
+  if ((g->b.rs * sizeof(float)) % IN_PLACE_SET_ALIAS_BYTES == 0) return 0;
+  return g->k <= IN_PLACE_SHORT_K || (g->m <= IN_PLACE_WIDE_M && g->m <= g->k);
 }
 
 /* A single row of A (a classifier at batch 1) against pre-packed weights

@@ -586,11 +586,12 @@ static void driver_case(size_t m, size_t n, size_t k, int a_form, int b_form, in
 
 static void driver_shapes(uint32_t threads) {
   /* K up to 900: four blocks of 225. 5000 columns: five column chunks,
-   * rounded up to a multiple of the threads. */
+   * rounded up to a multiple of the threads. 200 x 70 x 260: B read in
+   * place past 128 rows of A (b_direct), with a partial last panel. */
   static const size_t shapes[][3] = {{1, 1, 1},    {1, 1000, 64},   {7, 5, 0},     {6, 16, 3},
                                      {13, 33, 65}, {5, 17, 300},    {49, 70, 530}, {150, 40, 20},
                                      {2, 1100, 9}, {300, 3, 17},    {20, 50, 900}, {7, 5000, 20},
-                                     {1, 45, 600}, {1, 1000, 1280}, {1, 20, 0}};
+                                     {1, 45, 600}, {1, 1000, 1280}, {1, 20, 0},    {200, 70, 260}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
     for (int af = 0; af < FORM_COUNT; ++af)
       for (int bf = 0; bf < FORM_BLOCKED; ++bf)
@@ -611,10 +612,11 @@ static void test_driver_k_split(void) {
       {64, 196, 385, FORM_PACKED, FORM_ROW, 0}, /* odd K: parts of 192 + 193 */
       {49, 160, 960, FORM_COL, FORM_PACKED, 1}, /* 960 -> 160 at 7x7, stored transposed */
       {49, 320, 961, FORM_COL, FORM_PACKED, 1},
-      {30, 100, 700, FORM_ROW, FORM_PACKED, 0}, /* weights on the B side, C not transposed */
+      {30, 100, 700, FORM_ROW, FORM_PACKED, 0},   /* weights on the B side, C not transposed */
       {120, 100, 1000, FORM_PACKED, FORM_GEN, 0}, /* im2col-generated input, rows >= columns */
       {49, 200, 1001, FORM_GEN, FORM_PACKED, 1},  /* generated, transposed (3x3 stride 2 at 7x7) */
-      {256, 196, 1024, FORM_PACKED, FORM_ROW, 0}, /* B packed per block (1024 -> 256 at 14x14) */
+      {300, 196, 1024, FORM_PACKED, FORM_ROW, 0}, /* B packed per block (past b_direct) */
+      {256, 196, 1024, FORM_PACKED, FORM_ROW, 0}, /* B in place (1024 -> 256 at 14x14) */
       {40, 60, 800, FORM_PACKED, FORM_COL, 1},    /* strided B, packed per block */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
