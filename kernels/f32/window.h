@@ -55,25 +55,21 @@ static inline int axle_window_strip_edge(int64_t ix0, int64_t ncols, int64_t w) 
 /* Case n of a switch over strip widths: CALL(n, e) with the strip's edge
  * kind `edge` as the constant e, for kernels that inline one strip per
  * width and kind. */
-#define AXLE_STRIP_CASE(n, edge, CALL) \
-  case n:                              \
-    switch (edge) {                    \
-      case AXLE_STRIP_INSIDE:          \
-        CALL(n, AXLE_STRIP_INSIDE);    \
-        break;                         \
-      case AXLE_STRIP_LEFT1:           \
-        CALL(n, AXLE_STRIP_LEFT1);     \
-        break;                         \
-      case AXLE_STRIP_RIGHT1:          \
-        CALL(n, AXLE_STRIP_RIGHT1);    \
-        break;                         \
-      case AXLE_STRIP_BOTH1:           \
-        CALL(n, AXLE_STRIP_BOTH1);     \
-        break;                         \
-      default:                         \
-        CALL(n, AXLE_STRIP_EDGES);     \
-        break;                         \
-    }                                  \
+#define AXLE_STRIP_KIND(n, e, CALL) \
+  case e:                           \
+    CALL(n, e);                     \
+    break;
+#define AXLE_STRIP_CASE(n, edge, CALL)            \
+  case n:                                         \
+    switch (edge) {                               \
+      AXLE_STRIP_KIND(n, AXLE_STRIP_INSIDE, CALL) \
+      AXLE_STRIP_KIND(n, AXLE_STRIP_LEFT1, CALL)  \
+      AXLE_STRIP_KIND(n, AXLE_STRIP_RIGHT1, CALL) \
+      AXLE_STRIP_KIND(n, AXLE_STRIP_BOTH1, CALL)  \
+      default:                                    \
+        CALL(n, AXLE_STRIP_EDGES);                \
+        break;                                    \
+    }                                             \
     break;
 
 /* The strip's columns [*jlo, *jhi) inside the row, for its edge kind
