@@ -214,7 +214,8 @@ static void test_ukernel_avx512(void) {
 /* The row-vector kernels (the driver's M = 1 path): every variant gives the
  * scalar one's bits, which match a double reference within rounding, on K
  * lengths around the four-way split and column counts around the panels,
- * storing and accumulating; columns past n stay untouched. */
+ * storing and accumulating (four panels at a time and one: 64, 79, 1000);
+ * columns past n stay untouched. */
 static void gemv_case(axle_f32_gemv_fn fn, const char* name, size_t kb, size_t n, int acc) {
   const size_t panels = (n + NR - 1) / NR, width = panels * NR + 3;
   float* x = kt_array(kb);
@@ -245,7 +246,7 @@ static void gemv_case(axle_f32_gemv_fn fn, const char* name, size_t kb, size_t n
 
 static void test_gemv_variants(void) {
   static const size_t kbs[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 255, 256};
-  static const size_t ns[] = {1, 15, 16, 17, 33, 1000};
+  static const size_t ns[] = {1, 15, 16, 17, 33, 64, 79, 1000};
   const struct {
     axle_f32_gemv_fn fn;
     const char* name;
