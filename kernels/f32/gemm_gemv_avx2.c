@@ -1,7 +1,9 @@
 /* axle_f32_gemv_1x16__avx2_fma: a panel's 16 columns in two ymm halves,
  * K in four interleaved sums each (8 independent FMA chains: an FMA waits
  * 4 cycles on its chain, two issue per cycle). One sequential stream of B,
- * left to the hardware prefetcher.
+ * left to the hardware prefetcher: the AVX-512 variant's four streams
+ * (four panels at a time) would need 32 accumulators here, with the sums
+ * kept in the reference's order, against 16 ymm registers.
  * Compiled for AVX2 per function; callers reach it only through dispatch. */
 #include <immintrin.h>
 
