@@ -12,6 +12,7 @@
 #include <immintrin.h>
 
 #include "axle_kernels.h"
+#include "masked_at.h"
 
 #define AXLE_AVX512 __attribute__((target("avx2,fma,avx512f")))
 
@@ -43,8 +44,7 @@ AXLE_AVX512 static inline __attribute__((always_inline)) void panels(const int P
   }
   for (int q = 0; q < P; ++q) {
     __m512 v = _mm512_add_ps(_mm512_add_ps(s[q][0], s[q][1]), _mm512_add_ps(s[q][2], s[q][3]));
-    const size_t left = cols - (size_t)q * NR;
-    const __mmask16 m = left < NR ? (__mmask16)((1u << left) - 1u) : (__mmask16)0xFFFFu;
+    const __mmask16 m = axle_f32_lanes16_inside((int64_t)q * NR, (int64_t)cols);
     if (accumulate) v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + q * NR), v);
     _mm512_mask_storeu_ps(y + q * NR, m, v);
   }
