@@ -133,10 +133,12 @@ static double time_blas(bench_t* b) {
   return now_s() - t0;
 }
 
-/* Enough repetitions of one shape for ~0.1 s, at least 3. */
-static int reps_for(const shape_t* s) {
+/* Enough repetitions of one shape for ~0.1 s at `gflops` (the best peak
+ * measured so far), at least 3. At a fixed 80 GFLOP/s (Zen 3's rate) a Zen
+ * 5 core spent 0.03 s a round on N = 1024: three calls, the floor. */
+static int reps_for(const shape_t* s, double gflops) {
   const double flop = 2.0 * s->m * s->n * s->k;
-  int r = (int)(0.1 * 80e9 / flop);
+  const int r = (int)(0.1 * gflops * 1e9 / flop);
   return r < 3 ? 3 : r;
 }
 
@@ -224,7 +226,7 @@ int main(int argc, char** argv) {
     if (p > peak) peak = p;
     for (size_t i = 0; i < count; ++i) {
       const double flop = 2.0 * b[i].s->m * b[i].s->n * b[i].s->k;
-      const int reps = reps_for(b[i].s);
+      const int reps = reps_for(b[i].s, peak);
       for (int k = 0; k < reps; ++k) {
         const double ga = flop / time_axle(&b[i], NULL) / 1e9;
         const double gb = flop / time_blas(&b[i]) / 1e9;
