@@ -183,6 +183,18 @@ axle_f32_dwconv_plane_fn axle_f32_dwconv_plane_kernel(const axle_f32_conv_params
   return axle_f32_dwconv_plane_3x3__avx2_fma;
 }
 
+void axle_f32_dwconv_plane_run(const axle_f32_conv_params_t* p, size_t planes, const float* x,
+                               size_t x_stride, const float* w, const float* bias,
+                               const axle_f32_epilogue_t* ep, float* y, size_t y_stride) {
+  const axle_f32_dwconv_plane_fn plane = axle_f32_dwconv_plane_kernel(p);
+  if (plane == axle_f32_dwconv_plane_3x3__avx512) {
+    axle_f32_dwconv_plane_run_3x3__avx512(p, planes, x, x_stride, w, bias, ep, y, y_stride);
+    return;
+  }
+  for (size_t i = 0; i < planes; ++i)
+    plane(p, x + i * x_stride, w + 9 * i, bias ? bias[i] : 0.0f, NULL, ep, y + i * y_stride);
+}
+
 typedef struct dw_run_t {
   const axle_f32_conv_plan_t* plan;
   const float* x;

@@ -567,11 +567,8 @@ static void chain_task(void* arg, size_t task, uint32_t thread) {
     q.in[1] = r1 - r0;
     q.pad[1] = r0 - i0;
     q.out[1] = o1 - o0;
-    const axle_f32_dwconv_plane_fn plane = axle_f32_dwconv_plane_kernel(&q);
-    const float* bias = c->ep[1].bias;
-    for (int64_t ch = 0; ch < g->ce; ++ch)
-      plane(&q, eb + (size_t)ch * g->e_stride, c->packed[1] + 9 * ch, bias ? bias[ch] : 0.0f, NULL,
-            &c->ep[1], db + (size_t)ch * g->d_stride);
+    axle_f32_dwconv_plane_run(&q, (size_t)g->ce, eb, g->e_stride, c->packed[1], c->ep[1].bias,
+                              &c->ep[1], db, g->d_stride);
     axle_f32_epilogue_t ep = c->ep[2];
     if (res) {
       ep.residual = res + (size_t)(o0 * g->wo);

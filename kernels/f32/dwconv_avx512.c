@@ -358,6 +358,31 @@ static AXLE_INLINE int inner_pair(const float* x, int64_t ih, int64_t iw, int64_
   return 1;
 }
 
+/* The planes a slide runs in one call: plane i reads x + i x_stride with
+ * the kernel at w + 9 i and the bias bias[i] (0 where bias is NULL), adds
+ * the residual plane residual + i y_stride (residual may be NULL) and
+ * writes y + i y_stride. */
+typedef struct dw_run_t {
+  size_t count;
+  const float* x;
+  size_t x_stride;
+  const float* w;
+  const float* bias;
+  const float* residual;
+  float* y;
+  size_t y_stride;
+} dw_run_t;
+
+/* Plane i's kernel, as named values (dw_taps_t), and its bias into d. */
+AXLE_AVX512 static AXLE_INLINE dw_taps_t run_taps(const dw_run_t* r, size_t i, dw_plane_t* d) {
+  const float* w = r->w + 9 * i;
+  d->bias = _mm512_set1_ps(r->bias ? r->bias[i] : 0.0f);
+  const dw_taps_t k = {_mm512_set1_ps(w[0]), _mm512_set1_ps(w[1]), _mm512_set1_ps(w[2]),
+                       _mm512_set1_ps(w[3]), _mm512_set1_ps(w[4]), _mm512_set1_ps(w[5]),
+                       _mm512_set1_ps(w[6]), _mm512_set1_ps(w[7]), _mm512_set1_ps(w[8])};
+  return k;
+}
+
 /* Column group g of R (1 or 2) output rows of plane_s1_slide from input
  * rows row[0..R+1] (output row r reads rows r..r+2): the groups p[t]
  * before, c[t] at and n[t] after g of each input row, its tap columns
@@ -463,30 +488,34 @@ AXLE_AVX512 static AXLE_INLINE void slide_rows(const dw_plane_t* d, const dw_tap
  * ports per 16 outputs; per 16 outputs, one plane in L1 / L2: 112x112 3.6
  * -> 2.9-3.2 ns, 56x56 4.8 -> 3.85, 224x224 3.25 -> 2.5. */
 AXLE_AVX512 static void plane_s1_slide(const dw_plane_t* plane, const axle_f32_conv_params_t* p,
-                                       const float* x, const float* residual, float* y) {
-  const dw_plane_t local = *plane; /* see dw_plane_t */
+                                       const dw_run_t* r) {
+  dw_plane_t local = *plane; /* see dw_plane_t */
   const dw_plane_t* d = &local;
   const int64_t ih = p->in[1], w = p->in[2], oh = p->out[1], pt = p->pad[1];
   const int64_t groups = (w + 15) / 16;
-  const dw_taps_t k = {d->w[0], d->w[1], d->w[2], d->w[3], d->w[4],
-                       d->w[5], d->w[6], d->w[7], d->w[8]};
-  const int plain = !residual && !d->leaky;
-  for (int64_t oy = 0; oy < oh; oy += 2) {
-    const int two = oy + 1 < oh;
-    uintptr_t row[5];
-    __mmask16 in[5];
-    if (two && plain && inner_pair(x, ih, w, 1, pt, oy, row)) {
-      slide_rows(d, &k, 2, 1, 1, row, in, groups, NULL, w, y + oy * w);
-      continue;
+  const int plain = !r->residual && !d->leaky;
+  for (size_t i = 0; i < r->count; ++i) {
+    const dw_taps_t k = run_taps(r, i, &local);
+    const float* x = r->x + i * r->x_stride;
+    float* y = r->y + i * r->y_stride;
+    const float* residual = r->residual ? r->residual + i * r->y_stride : NULL;
+    for (int64_t oy = 0; oy < oh; oy += 2) {
+      const int two = oy + 1 < oh;
+      uintptr_t row[5];
+      __mmask16 in[5];
+      if (two && plain && inner_pair(x, ih, w, 1, pt, oy, row)) {
+        slide_rows(d, &k, 2, 1, 1, row, in, groups, NULL, w, y + oy * w);
+        continue;
+      }
+      const int full = pair_rows(x, ih, w, 1, pt, oy, two, row, in);
+      const float* res = residual ? residual + oy * w : NULL;
+      if (two && full && plain)
+        slide_rows(d, &k, 2, 1, 1, row, in, groups, NULL, w, y + oy * w);
+      else if (two)
+        slide_rows(d, &k, 2, 0, 0, row, in, groups, res, w, y + oy * w);
+      else
+        slide_rows(d, &k, 1, 0, 0, row, in, groups, res, w, y + oy * w);
     }
-    const int full = pair_rows(x, ih, w, 1, pt, oy, two, row, in);
-    const float* res = residual ? residual + oy * w : NULL;
-    if (two && full && plain)
-      slide_rows(d, &k, 2, 1, 1, row, in, groups, NULL, w, y + oy * w);
-    else if (two)
-      slide_rows(d, &k, 2, 0, 0, row, in, groups, res, w, y + oy * w);
-    else
-      slide_rows(d, &k, 1, 0, 0, row, in, groups, res, w, y + oy * w);
   }
 }
 
@@ -588,32 +617,36 @@ AXLE_AVX512 static AXLE_INLINE void slide2_rows(const dw_plane_t* d, const dw_ta
  * weights in registers. The row-blocked walk spilled on these (27 cycles
  * per 16 outputs for a 112x112 plane in L2). */
 AXLE_AVX512 static void plane_s2_slide(const dw_plane_t* plane, const axle_f32_conv_params_t* p,
-                                       const float* x, const float* residual, float* y) {
-  const dw_plane_t local = *plane; /* see dw_plane_t */
+                                       const dw_run_t* r) {
+  dw_plane_t local = *plane; /* see dw_plane_t */
   const dw_plane_t* d = &local;
   const int64_t ih = p->in[1], iw = p->in[2], oh = p->out[1], ow = p->out[2], pt = p->pad[1];
   const int64_t groups = (ow + 15) / 16;
-  const dw_taps_t k = {d->w[0], d->w[1], d->w[2], d->w[3], d->w[4],
-                       d->w[5], d->w[6], d->w[7], d->w[8]};
-  const int plain = !residual && !d->leaky;
+  const int plain = !r->residual && !d->leaky;
   const __mmask16 last[2] = {axle_f32_lanes16_inside(32 * (groups - 1), iw),
                              axle_f32_lanes16_inside(32 * (groups - 1) + 16, iw)};
-  for (int64_t oy = 0; oy < oh; oy += 2) {
-    const int two = oy + 1 < oh;
-    uintptr_t row[5];
-    __mmask16 in[5];
-    if (two && plain && inner_pair(x, ih, iw, 2, pt, oy, row)) {
-      slide2_rows(d, &k, 2, 1, 1, row, in, groups, last, NULL, ow, y + oy * ow);
-      continue;
+  for (size_t i = 0; i < r->count; ++i) {
+    const dw_taps_t k = run_taps(r, i, &local);
+    const float* x = r->x + i * r->x_stride;
+    float* y = r->y + i * r->y_stride;
+    const float* residual = r->residual ? r->residual + i * r->y_stride : NULL;
+    for (int64_t oy = 0; oy < oh; oy += 2) {
+      const int two = oy + 1 < oh;
+      uintptr_t row[5];
+      __mmask16 in[5];
+      if (two && plain && inner_pair(x, ih, iw, 2, pt, oy, row)) {
+        slide2_rows(d, &k, 2, 1, 1, row, in, groups, last, NULL, ow, y + oy * ow);
+        continue;
+      }
+      const int full = pair_rows(x, ih, iw, 2, pt, oy, two, row, in);
+      const float* res = residual ? residual + oy * ow : NULL;
+      if (two && full && plain)
+        slide2_rows(d, &k, 2, 1, 1, row, in, groups, last, NULL, ow, y + oy * ow);
+      else if (two)
+        slide2_rows(d, &k, 2, 0, 0, row, in, groups, last, res, ow, y + oy * ow);
+      else
+        slide2_rows(d, &k, 1, 0, 0, row, in, groups, last, res, ow, y + oy * ow);
     }
-    const int full = pair_rows(x, ih, iw, 2, pt, oy, two, row, in);
-    const float* res = residual ? residual + oy * ow : NULL;
-    if (two && full && plain)
-      slide2_rows(d, &k, 2, 1, 1, row, in, groups, last, NULL, ow, y + oy * ow);
-    else if (two)
-      slide2_rows(d, &k, 2, 0, 0, row, in, groups, last, res, ow, y + oy * ow);
-    else
-      slide2_rows(d, &k, 1, 0, 0, row, in, groups, last, res, ow, y + oy * ow);
   }
 }
 
@@ -671,25 +704,37 @@ AXLE_AVX512 static void plane_s2_narrow(const dw_plane_t* plane, const axle_f32_
   }
 }
 
+/* The constants of p's planes under epilogue ep; the kernel and the bias
+ * are a plane's own (the slides set them per plane of their run). */
+AXLE_AVX512 static void plane_consts(const axle_f32_conv_params_t* p, const axle_f32_epilogue_t* ep,
+                                     dw_plane_t* d) {
+  const int64_t ow = p->out[2], groups = (ow + 15) / 16;
+  d->lo = _mm512_set1_ps(ep->min);
+  d->hi = _mm512_set1_ps(ep->max);
+  d->alpha = _mm512_set1_ps(ep->leaky_alpha);
+  d->leaky = ep->leaky;
+  d->iw = p->in[2];
+  d->tail = axle_f32_lanes16_inside(0, ow - (groups - 1) * 16);
+}
+
 AXLE_AVX512 void axle_f32_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t* p,
                                                    const float* x_plane, const float* w, float bias,
                                                    const float* residual,
                                                    const axle_f32_epilogue_t* ep, float* y_plane) {
   const int64_t s = p->stride[2], iw = p->in[2], ow = p->out[2];
-  const int64_t groups = (ow + 15) / 16;
   dw_plane_t d;
-  for (int i = 0; i < 9; ++i) d.w[i] = _mm512_set1_ps(w[i]);
-  d.bias = _mm512_set1_ps(bias);
-  d.lo = _mm512_set1_ps(ep->min);
-  d.hi = _mm512_set1_ps(ep->max);
-  d.alpha = _mm512_set1_ps(ep->leaky_alpha);
-  d.leaky = ep->leaky;
-  d.iw = iw;
-  d.tail = axle_f32_lanes16_inside(0, ow - (groups - 1) * 16);
+  plane_consts(p, ep, &d);
+  const dw_run_t one = {1, x_plane, 0, w, &bias, residual, y_plane, 0};
   if (slides(p)) {
-    plane_s1_slide(&d, p, x_plane, residual, y_plane);
+    plane_s1_slide(&d, p, &one);
     return;
   }
+  if (slides2(p)) {
+    plane_s2_slide(&d, p, &one);
+    return;
+  }
+  for (int i = 0; i < 9; ++i) d.w[i] = _mm512_set1_ps(w[i]);
+  d.bias = _mm512_set1_ps(bias);
   if (s == 1 && ow == iw) {
     plane_same_s1(&d, p, x_plane, residual, y_plane);
     return;
@@ -698,11 +743,35 @@ AXLE_AVX512 void axle_f32_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t*
     plane_s2_narrow(&d, p, x_plane, residual, y_plane);
     return;
   }
-  if (slides2(p)) {
-    plane_s2_slide(&d, p, x_plane, residual, y_plane);
+  plane_rows(&d, s, p, x_plane, residual, y_plane);
+}
+
+/* The slides take a run of planes in one call, their constants set up
+ * once; other planes go one call each. A band chain's planes are a few
+ * rows each, and a call per plane cost ~35 cycles at stride 1 and ~55 at
+ * stride 2 beyond the rows' work. Zen 5, per 16 outputs, planes alone:
+ * 144 of 10 x 56 (8 output rows) 8.9-9.1 -> 7.5-7.7 cycles, 96 of 17 x
+ * 112 -> 8 x 56 12.3-12.7 -> 11.4-11.7, tall planes even; MobileNetV2's
+ * band-chain blocks alone 3.4-4.3 % faster (112x112 0.301 -> 0.289 ms,
+ * 56x56 0.255 -> 0.246 and 0.154 -> 0.148; means of six alternating
+ * rounds), in the network 2-3 % (`axle_bench_layers`). */
+AXLE_AVX512 void axle_f32_dwconv_plane_run_3x3__avx512(
+    const axle_f32_conv_params_t* p, size_t planes, const float* x, size_t x_stride, const float* w,
+    const float* bias, const axle_f32_epilogue_t* ep, float* y, size_t y_stride) {
+  dw_plane_t d;
+  plane_consts(p, ep, &d);
+  const dw_run_t run = {planes, x, x_stride, w, bias, NULL, y, y_stride};
+  if (slides(p)) {
+    plane_s1_slide(&d, p, &run);
     return;
   }
-  plane_rows(&d, s, p, x_plane, residual, y_plane);
+  if (slides2(p)) {
+    plane_s2_slide(&d, p, &run);
+    return;
+  }
+  for (size_t i = 0; i < planes; ++i)
+    axle_f32_dwconv_plane_3x3__avx512(p, x + i * x_stride, w + 9 * i, bias ? bias[i] : 0.0f, NULL,
+                                      ep, y + i * y_stride);
 }
 
 /* ---- several small planes per call -------------------------------------- */
@@ -840,17 +909,22 @@ AXLE_AVX512 void axle_f32_dwconv_planes_3x3__avx512(const axle_f32_conv_params_t
    * take any padding), and the slides where they take the plane (at stride
    * 2 faster than the quarters: 192 planes 28 -> 14 12.2 -> 8.9 ns per 16
    * outputs, 144 planes 56 -> 28 14.1 -> 10.4). */
-  void (*const per_plane)(const dw_plane_t*, const axle_f32_conv_params_t*, const float*,
-                          const float*, float*) = s == 2 && ow <= 8 ? plane_s2_narrow
-                                                  : slides(p)       ? plane_s1_slide
-                                                  : slides2(p)      ? plane_s2_slide
-                                                                    : NULL;
-  if (per_plane) {
+  const int narrow = s == 2 && ow <= 8;
+  if (narrow || slides(p) || slides2(p)) {
     d.tail = axle_f32_lanes16_inside(0, ow - (ow - 1) / 16 * 16);
+    if (!narrow) {
+      const dw_run_t run = {planes, x, in_vol, w, bias, residual, y, out_vol};
+      if (slides(p))
+        plane_s1_slide(&d, p, &run);
+      else
+        plane_s2_slide(&d, p, &run);
+      return;
+    }
     for (size_t i = 0; i < planes; ++i) {
       for (int k = 0; k < 9; ++k) d.w[k] = _mm512_set1_ps(w[9 * i + k]);
       d.bias = _mm512_set1_ps(bias ? bias[i] : 0.0f);
-      per_plane(&d, p, x + i * in_vol, residual ? residual + i * out_vol : NULL, y + i * out_vol);
+      plane_s2_narrow(&d, p, x + i * in_vol, residual ? residual + i * out_vol : NULL,
+                      y + i * out_vol);
     }
     return;
   }

@@ -548,6 +548,21 @@ void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t* p,
 void axle_f32_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t* p, const float* x_plane,
                                        const float* w, float bias, const float* residual,
                                        const axle_f32_epilogue_t* ep, float* y_plane);
+/* A run of `planes` planes with channel multiplier 1 and no residual, as
+ * the plane kernel of p (axle_f32_dwconv_plane_kernel) computes them one by
+ * one, with the same bits: plane i reads x + i * x_stride and the kernel w
+ * + 9 i, adds bias[i] (bias may be NULL) and writes y + i * y_stride. For
+ * the band chains' planes, a few rows each, where a call per plane spent
+ * ~15 % of the time setting up (dwconv_avx512.c). The AVX-512 variant
+ * takes them in one call where its row slides do; the dispatcher runs any
+ * other level's plane kernel plane by plane. */
+void axle_f32_dwconv_plane_run(const axle_f32_conv_params_t* p, size_t planes, const float* x,
+                               size_t x_stride, const float* w, const float* bias,
+                               const axle_f32_epilogue_t* ep, float* y, size_t y_stride);
+void axle_f32_dwconv_plane_run_3x3__avx512(const axle_f32_conv_params_t* p, size_t planes,
+                                           const float* x, size_t x_stride, const float* w,
+                                           const float* bias, const axle_f32_epilogue_t* ep,
+                                           float* y, size_t y_stride);
 /* `planes` consecutive planes of one image with channel multiplier 1, for
  * the small planes where per-plane borders and setup dominate: plane i
  * reads x + i * (input volume) and w + 9 i, adds bias[i] (bias may be NULL)

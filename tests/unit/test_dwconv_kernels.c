@@ -4,8 +4,10 @@
  * every plane from 1x1 to 20x20 (and a few wider ones) the kernel takes,
  * stride 1 and 2, even and uneven padding, every epilogue, several planes
  * per call; inputs fenced with NaN so that a tap read outside its plane
- * shows; and the prepared convolution's depthwise dispatch (runs of planes
- * split at image boundaries, on real threads).
+ * shows; the prepared convolution's depthwise dispatch (runs of planes
+ * split at image boundaries, on real threads); and runs of strided planes
+ * (axle_f32_dwconv_plane_run, the band chains' call) against the plane
+ * kernel they stand for.
  */
 
 #include "kernel_test.h"
@@ -168,6 +170,76 @@ static void test_mobilenet_planes(void) {
   }
 }
 
+/* A run of planes `x_gap` floats apart in x and `y_gap` in y
+ * (axle_f32_dwconv_plane_run) against the plane kernel of p called plane
+ * by plane (the same bits) and the scalar plane kernel; the gaps hold NaN
+ * in x (a tap reading outside its plane shows) and a pattern in y that
+ * must stay. Every epilogue without a residual, with and without bias. */
+static void plane_run_check(const axle_f32_conv_params_t* p, size_t planes, size_t x_gap,
+                            size_t y_gap) {
+  const size_t in_vol = (size_t)(p->in[1] * p->in[2]), out_vol = (size_t)(p->out[1] * p->out[2]);
+  const size_t x_stride = in_vol + x_gap, y_stride = out_vol + y_gap;
+  const size_t x_n = planes * x_stride + FENCE, y_n = planes * y_stride + 16;
+  static const dw_ep_t eps[] = {{0, 0, 0}, {1, 0, 1}, {1, 0, 2}, {0, 0, 3}};
+  const axle_f32_dwconv_plane_fn plane = axle_f32_dwconv_plane_kernel(p);
+  for (size_t e = 0; e < sizeof eps / sizeof eps[0]; ++e) {
+    float* fenced = kt_array(x_n + FENCE);
+    float* x = fenced + FENCE;
+    for (size_t i = 0; i < FENCE; ++i) fenced[i] = x[planes * x_stride + i] = NAN;
+    for (size_t i = 0; i < planes; ++i)
+      for (size_t j = in_vol; j < x_stride; ++j) x[i * x_stride + j] = NAN;
+    float* w = kt_array(9 * planes);
+    float* bias = kt_array(planes);
+    float* want = kt_array(y_n);
+    float* ref = kt_array(y_n);
+    float* got = kt_array(y_n);
+    memcpy(ref, want, y_n * sizeof(float));
+    memcpy(got, want, y_n * sizeof(float));
+    axle_f32_epilogue_t ep;
+    dw_make_ep(&eps[e], bias, NULL, &ep);
+    for (size_t i = 0; i < planes; ++i) {
+      const float b = ep.bias ? bias[i] : 0.0f;
+      plane(p, x + i * x_stride, w + 9 * i, b, NULL, &ep, want + i * y_stride);
+      axle_f32_dwconv_plane__scalar(p, x + i * x_stride, w + 9 * i, b, NULL, &ep,
+                                    ref + i * y_stride);
+    }
+    axle_f32_dwconv_plane_run(p, planes, x, x_stride, w, ep.bias, &ep, got, y_stride);
+    const int same = kt_close("dwconv plane run vs its plane kernel", got, want, y_n, 0.0, 0.0);
+    const int close = kt_close("dwconv plane run vs scalar", got, ref, y_n, 1e-6, 1e-6);
+    if (!same || !close)
+      fprintf(stderr, "plane %lldx%lld stride %lld pad %lld/%lld out %lldx%lld planes %zu ep %zu\n",
+              (long long)p->in[1], (long long)p->in[2], (long long)p->stride[2],
+              (long long)p->pad[1], (long long)p->pad[2], (long long)p->out[1],
+              (long long)p->out[2], planes, e);
+    free(fenced);
+    free(w);
+    free(bias);
+    free(want);
+    free(ref);
+    free(got);
+  }
+}
+
+static void test_plane_run(void) {
+  /* Runs on any machine (below AVX-512 the dispatcher calls the plane
+   * kernel plane by plane). The band chains' planes: rows of 56, 112 and
+   * 28, a few of them, padded at the top (the image's first band), at the
+   * bottom (its last) or not at all; then planes the slides do not take. */
+  static const struct {
+    int64_t h, w, s, pad_top, pad_bottom;
+  } shapes[] = {{10, 56, 1, 0, 0}, {9, 56, 1, 1, 0},   {9, 56, 1, 0, 1},   {18, 112, 1, 0, 0},
+                {4, 56, 1, 1, 1},  {17, 112, 2, 0, 0}, {16, 112, 2, 1, 0}, {17, 56, 2, 0, 0},
+                {9, 28, 2, 0, 0},  {4, 28, 2, 1, 1},   {7, 7, 1, 1, 1},    {14, 14, 2, 1, 1},
+                {5, 9, 1, 1, 1},   {12, 12, 2, 0, 1}};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
+    axle_f32_conv_params_t p;
+    dw_params(1, 1, shapes[i].h, shapes[i].w, shapes[i].s, 1, 1, &p);
+    dw_pad_rows(&p, shapes[i].pad_top, shapes[i].pad_bottom);
+    plane_run_check(&p, 1, 0, 0);
+    plane_run_check(&p, 5, 16, 3);
+  }
+}
+
 /* The prepared convolution on a depthwise layer: batch 3 of 5 channels,
  * so that a thread's run of planes crosses images, against the scalar
  * plane kernel per plane. */
@@ -221,6 +293,7 @@ int main(void) {
       {"planes 3x3 avx512 = scalar, planes 1..20 x 1..65", test_planes},
       {"planes 3x3 avx512 = scalar, MobileNetV2 planes", test_mobilenet_planes},
       {"depthwise conv dispatch = scalar planes, threads", test_dispatch},
+      {"plane run = its plane kernel plane by plane", test_plane_run},
   };
   if (CU_initialize_registry() != CUE_SUCCESS) return 1;
   if (KT_ADD_SUITE("f32 depthwise", tests)) {
