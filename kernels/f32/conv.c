@@ -191,6 +191,10 @@ void axle_f32_dwconv_plane_run(const axle_f32_conv_params_t* p, size_t planes, c
     axle_f32_dwconv_plane_run_3x3__avx512(p, planes, x, x_stride, w, bias, ep, y, y_stride);
     return;
   }
+  if (plane == axle_f32_dwconv_plane_3x3__avx2_fma) {
+    axle_f32_dwconv_plane_run_3x3__avx2_fma(p, planes, x, x_stride, w, bias, ep, y, y_stride);
+    return;
+  }
   for (size_t i = 0; i < planes; ++i)
     plane(p, x + i * x_stride, w + 9 * i, bias ? bias[i] : 0.0f, NULL, ep, y + i * y_stride);
 }

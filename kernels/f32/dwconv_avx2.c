@@ -446,6 +446,22 @@ static int quads(const axle_f32_conv_params_t* p) {
          p->in[1] * iw <= 8192;
 }
 
+/* The constants of p's planes under epilogue ep; the weights and the bias
+ * are a plane's own. */
+AXLE_AVX2 static void plane_consts(const axle_f32_conv_params_t* p, const axle_f32_epilogue_t* ep,
+                                   dw_plane_t* d) {
+  const int64_t ow = p->out[2], groups = (ow + 7) / 8;
+  d->lo = _mm256_set1_ps(ep->min);
+  d->hi = _mm256_set1_ps(ep->max);
+  d->alpha = _mm256_set1_ps(ep->leaky_alpha);
+  d->leaky = ep->leaky;
+  d->iw = p->in[2];
+  d->ow = ow;
+  d->tail = ow - (groups - 1) * 8;
+  d->tail_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)d->tail),
+                                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
 AXLE_AVX2 void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t* p,
                                                    const float* x_plane, const float* w,
                                                    float bias, const float* residual,
@@ -454,16 +470,8 @@ AXLE_AVX2 void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t*
   const int64_t s = p->stride[2], iw = p->in[2], ow = p->out[2], pl = p->pad[2];
   const int64_t groups = (ow + 7) / 8;
   dw_plane_t d;
+  plane_consts(p, ep, &d);
   d.bias = _mm256_set1_ps(bias);
-  d.lo = _mm256_set1_ps(ep->min);
-  d.hi = _mm256_set1_ps(ep->max);
-  d.alpha = _mm256_set1_ps(ep->leaky_alpha);
-  d.leaky = ep->leaky;
-  d.iw = iw;
-  d.ow = ow;
-  d.tail = ow - (groups - 1) * 8;
-  d.tail_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)d.tail),
-                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   if (quads(p)) {
     plane_quads(&d, w, s, p, x_plane, residual, y_plane);
     return;
@@ -487,4 +495,23 @@ AXLE_AVX2 void axle_f32_dwconv_plane_3x3__avx2_fma(const axle_f32_conv_params_t*
   if (g_hi > groups) g_hi = groups;
   if (g_lo > g_hi) g_lo = g_hi;
   plane_rows(&d, s, p, g_lo, g_hi, x_plane, residual, y_plane);
+}
+
+/* A run of planes (axle_f32_dwconv_plane_run): where the four-row walk
+ * takes them, its constants are set up once for the run. */
+AXLE_AVX2 void axle_f32_dwconv_plane_run_3x3__avx2_fma(
+    const axle_f32_conv_params_t* p, size_t planes, const float* x, size_t x_stride, const float* w,
+    const float* bias, const axle_f32_epilogue_t* ep, float* y, size_t y_stride) {
+  if (!quads(p)) {
+    for (size_t i = 0; i < planes; ++i)
+      axle_f32_dwconv_plane_3x3__avx2_fma(p, x + i * x_stride, w + 9 * i, bias ? bias[i] : 0.0f,
+                                          NULL, ep, y + i * y_stride);
+    return;
+  }
+  dw_plane_t d;
+  plane_consts(p, ep, &d);
+  for (size_t i = 0; i < planes; ++i) {
+    d.bias = _mm256_set1_ps(bias ? bias[i] : 0.0f);
+    plane_quads(&d, w + 9 * i, p->stride[2], p, x + i * x_stride, NULL, y + i * y_stride);
+  }
 }

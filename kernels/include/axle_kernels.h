@@ -554,11 +554,16 @@ void axle_f32_dwconv_plane_3x3__avx512(const axle_f32_conv_params_t* p, const fl
  * + 9 i, adds bias[i] (bias may be NULL) and writes y + i * y_stride. For
  * the band chains' planes, a few rows each, where a call per plane spent
  * ~15 % of the time setting up (dwconv_avx512.c). The AVX-512 variant
- * takes them in one call where its row slides do; the dispatcher runs any
- * other level's plane kernel plane by plane. */
+ * takes them in one call where its row slides do, the AVX2 one where its
+ * four-row walk does; the dispatcher runs the scalar kernel plane by
+ * plane. */
 void axle_f32_dwconv_plane_run(const axle_f32_conv_params_t* p, size_t planes, const float* x,
                                size_t x_stride, const float* w, const float* bias,
                                const axle_f32_epilogue_t* ep, float* y, size_t y_stride);
+void axle_f32_dwconv_plane_run_3x3__avx2_fma(const axle_f32_conv_params_t* p, size_t planes,
+                                             const float* x, size_t x_stride, const float* w,
+                                             const float* bias, const axle_f32_epilogue_t* ep,
+                                             float* y, size_t y_stride);
 void axle_f32_dwconv_plane_run_3x3__avx512(const axle_f32_conv_params_t* p, size_t planes,
                                            const float* x, size_t x_stride, const float* w,
                                            const float* bias, const axle_f32_epilogue_t* ep,

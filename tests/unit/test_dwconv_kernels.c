@@ -221,8 +221,8 @@ static void plane_run_check(const axle_f32_conv_params_t* p, size_t planes, size
 }
 
 static void test_plane_run(void) {
-  /* Runs on any machine (below AVX-512 the dispatcher calls the plane
-   * kernel plane by plane). The band chains' planes: rows of 56, 112 and
+  /* Runs at any level (capped at AVX2 the AVX2 run kernel, at the scalar
+   * level the plane kernel plane by plane). The band chains' planes: rows of 56, 112 and
    * 28, a few of them, padded at the top (the image's first band), at the
    * bottom (its last) or not at all; then planes the slides do not take. */
   static const struct {
