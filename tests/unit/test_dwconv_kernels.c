@@ -207,10 +207,11 @@ static void plane_run_check(const axle_f32_conv_params_t* p, size_t planes, size
     const int same = kt_close("dwconv plane run vs its plane kernel", got, want, y_n, 0.0, 0.0);
     const int close = kt_close("dwconv plane run vs scalar", got, ref, y_n, 1e-6, 1e-6);
     if (!same || !close)
-      fprintf(stderr, "plane %lldx%lld stride %lld pad %lld/%lld out %lldx%lld planes %zu ep %zu\n",
+      fprintf(stderr,
+              "plane %lldx%lld stride %lld pad %lld/%lld out %lldx%lld planes %zu ep %zu isa %d\n",
               (long long)p->in[1], (long long)p->in[2], (long long)p->stride[2],
               (long long)p->pad[1], (long long)p->pad[2], (long long)p->out[1],
-              (long long)p->out[2], planes, e);
+              (long long)p->out[2], planes, e, (int)axle_kernels_isa());
     free(fenced);
     free(w);
     free(bias);
@@ -221,8 +222,9 @@ static void plane_run_check(const axle_f32_conv_params_t* p, size_t planes, size
 }
 
 static void test_plane_run(void) {
-  /* Runs at any level (capped at AVX2 the AVX2 run kernel, at the scalar
-   * level the plane kernel plane by plane). The band chains' planes: rows of 56, 112 and
+  /* At every level this machine has (the AVX-512 and AVX2 run kernels,
+   * and at the scalar level the plane kernel plane by plane). The band
+   * chains' planes: rows of 56, 112 and
    * 28, a few of them, padded at the top (the image's first band), at the
    * bottom (its last) or not at all; then planes the slides do not take. */
   static const struct {
@@ -231,13 +233,20 @@ static void test_plane_run(void) {
                 {4, 56, 1, 1, 1},  {17, 112, 2, 0, 0}, {16, 112, 2, 1, 0}, {17, 56, 2, 0, 0},
                 {9, 28, 2, 0, 0},  {4, 28, 2, 1, 1},   {7, 7, 1, 1, 1},    {14, 14, 2, 1, 1},
                 {5, 9, 1, 1, 1},   {12, 12, 2, 0, 1}};
-  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
-    axle_f32_conv_params_t p;
-    dw_params(1, 1, shapes[i].h, shapes[i].w, shapes[i].s, 1, 1, &p);
-    dw_pad_rows(&p, shapes[i].pad_top, shapes[i].pad_bottom);
-    plane_run_check(&p, 1, 0, 0);
-    plane_run_check(&p, 5, 16, 3);
+  static const axle_isa_t isas[] = {AXLE_ISA_SCALAR, AXLE_ISA_AVX2_FMA, AXLE_ISA_AVX512};
+  const axle_isa_t best = axle_kernels_set_isa(AXLE_ISA_AVX512);
+  for (size_t l = 0; l < sizeof isas / sizeof isas[0]; ++l) {
+    if (isas[l] > best) continue; /* not on this machine: the lower levels ran */
+    axle_kernels_set_isa(isas[l]);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
+      axle_f32_conv_params_t p;
+      dw_params(1, 1, shapes[i].h, shapes[i].w, shapes[i].s, 1, 1, &p);
+      dw_pad_rows(&p, shapes[i].pad_top, shapes[i].pad_bottom);
+      plane_run_check(&p, 1, 0, 0);
+      plane_run_check(&p, 5, 16, 3);
+    }
   }
+  axle_kernels_set_isa(best);
 }
 
 /* The prepared convolution on a depthwise layer: batch 3 of 5 channels,
