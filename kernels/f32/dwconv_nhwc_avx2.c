@@ -152,6 +152,10 @@ AXLE_AVX2 void axle_f32_dwconv_nhwc_3x3__avx2_fma(const axle_f32_conv_params_t* 
     k.m = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lane);
     for (int t = 0; t < 9; ++t) k.wt[t] = _mm256_maskload_ps(w + t * ch + c, k.m);
     k.bias = ep->bias ? _mm256_maskload_ps(ep->bias + c, k.m) : _mm256_setzero_ps();
+    if (c + 8 < c1) { /* the next group's weights: see dwconv_nhwc_avx512.c */
+      for (int t = 0; t < 9; ++t) _mm_prefetch((const char*)(w + t * ch + c + 8), _MM_HINT_T0);
+      if (ep->bias) _mm_prefetch((const char*)(ep->bias + c + 8), _MM_HINT_T0);
+    }
     const int full = left == 8;
     const walk_fn row = p->stride[2] == 1 ? (full ? row_s1_full : row_s1_masked)
                                           : (full ? row_s2_full : row_s2_masked);
