@@ -903,26 +903,21 @@ AXLE_AVX512 void axle_f32_dwconv_planes_3x3__avx512(const axle_f32_conv_params_t
   const int64_t iw = p->in[2], ow = p->out[2];
   const size_t in_vol = (size_t)(p->in[1] * iw), out_vol = (size_t)(p->out[1] * ow);
   dw_plane_t d;
-  d.lo = _mm512_set1_ps(ep->min);
-  d.hi = _mm512_set1_ps(ep->max);
-  d.alpha = _mm512_set1_ps(ep->leaky_alpha);
-  d.leaky = ep->leaky;
-  /* Planes one by one: two rows per vector at stride 2 with rows of at
-   * most 8 (as fast as the split into quarters on 14x14 planes, and they
-   * take any padding), and the slides where they take the plane (at stride
-   * 2 faster than the quarters: 192 planes 28 -> 14 12.2 -> 8.9 ns per 16
-   * outputs, 144 planes 56 -> 28 14.1 -> 10.4). */
-  const int narrow = s == 2 && ow <= 8;
-  if (narrow || slides(p) || slides2(p)) {
-    d.tail = axle_f32_lanes16_inside(0, ow - (ow - 1) / 16 * 16);
-    if (!narrow) {
-      const dw_run_t run = {planes, x, in_vol, w, bias, residual, y, out_vol};
-      if (slides(p))
-        plane_s1_slide(&d, p, &run);
-      else
-        plane_s2_slide(&d, p, &run);
-      return;
-    }
+  plane_consts(p, ep, &d);
+  /* Planes one by one: the slides where they take the plane (at stride 2
+   * faster than the quarters: 192 planes 28 -> 14 12.2 -> 8.9 ns per 16
+   * outputs, 144 planes 56 -> 28 14.1 -> 10.4), and two rows per vector at
+   * stride 2 with rows of at most 8 (as fast as the split into quarters on
+   * 14x14 planes, and they take any padding). */
+  if (slides(p) || slides2(p)) {
+    const dw_run_t run = {planes, x, in_vol, w, bias, residual, y, out_vol};
+    if (slides(p))
+      plane_s1_slide(&d, p, &run);
+    else
+      plane_s2_slide(&d, p, &run);
+    return;
+  }
+  if (s == 2 && ow <= 8) {
     for (size_t i = 0; i < planes; ++i) {
       for (int k = 0; k < 9; ++k) d.w[k] = _mm512_set1_ps(w[9 * i + k]);
       d.bias = _mm512_set1_ps(bias ? bias[i] : 0.0f);
